@@ -1,0 +1,133 @@
+#include "plan.hpp"
+
+#include "checked.hpp"
+#include "error.hpp"
+
+#include <algorithm>
+#include <new>
+
+namespace ucxdt {
+
+namespace {
+
+// Plans kept per type; MPI codes use a handful of counts per type.
+constexpr size_t kPlansPerType = 8;
+
+// Folds strided dims into the run and into each other where the memory is contiguous,
+// and drops dims of count 1.
+void fold_dims(std::vector<Plan::Dim> &dims, int64_t &block_len) {
+    std::vector<Plan::Dim> out;
+    for (const auto &d : dims)
+        if (d.count != 1) out.push_back(d);
+    bool changed = true;
+    while (changed && !out.empty()) {
+        changed = false;
+        if (out.back().stride == block_len) {
+            block_len *= out.back().count;
+            out.pop_back();
+            changed = true;
+            continue;
+        }
+        for (size_t k = 0; k + 1 < out.size(); ++k) {
+            if (out[k].stride == out[k + 1].count * out[k + 1].stride) {
+                out[k + 1].count *= out[k].count;
+                out.erase(out.begin() + static_cast<long>(k));
+                changed = true;
+                break;
+            }
+        }
+    }
+    dims = std::move(out);
+}
+
+// A run list with equal lengths at equal distances is one more strided dim.
+bool regular_runs(const std::vector<int64_t> &disp, const std::vector<int64_t> &len) {
+    if (disp.size() < 2) return false;
+    const int64_t step = disp[1] - disp[0];
+    for (size_t j = 1; j < disp.size(); ++j)
+        if (len[j] != len[0] || disp[j] - disp[j - 1] != step) return false;
+    return true;
+}
+
+ucxdt_status_t build_plan(const Type &t, int64_t count, Plan &p) {
+    int64_t total, span;
+    if (!checked_mul(count, t.size, &total))
+        return fail(UCXDT_ERR_OVERFLOW, "count x type size overflows int64");
+    if (count > 0 && !checked_mul(count - 1, t.extent(), &span))
+        return fail(UCXDT_ERR_OVERFLOW, "count x extent overflows int64");
+    p.count = count;
+    p.packed_size = total;
+    if (total == 0) return UCXDT_OK;
+
+    NodePtr node = layout::strided(count, t.extent(), t.layout());
+    if (node->kind == Node::Kind::LIST && node->kids.size() == 1) {
+        p.base = node->disps[0];
+        node = node->kids[0];
+    }
+    while (node->kind == Node::Kind::STRIDED) {
+        p.dims.push_back({node->count, node->stride});
+        node = node->child;
+    }
+    if (node->kind == Node::Kind::BLOCK) {
+        p.block_len = node->len;
+    } else {
+        try {
+            layout::flatten(*node, 0, p.disp, p.len, INT64_MAX);
+        } catch (const std::bad_alloc &) {
+            return fail(UCXDT_ERR_NO_MEMORY, "block list of the plan does not fit in memory");
+        }
+        if (p.disp.size() == 1 || regular_runs(p.disp, p.len)) {
+            if (p.disp.size() > 1)
+                p.dims.push_back({static_cast<int64_t>(p.disp.size()), p.disp[1] - p.disp[0]});
+            p.base += p.disp[0];
+            p.block_len = p.len[0];
+            p.disp.clear();
+            p.len.clear();
+        }
+    }
+    if (p.disp.empty()) {
+        fold_dims(p.dims, p.block_len);
+        p.cls = p.dims.empty() ? UCXDT_PLAN_CONTIGUOUS : UCXDT_PLAN_STRIDED;
+        p.unit_size = p.block_len;
+        p.num_blocks = 1;
+    } else {
+        p.cls = UCXDT_PLAN_BLOCK_LIST;
+        p.prefix.resize(p.len.size() + 1);
+        p.prefix[0] = 0;
+        for (size_t j = 0; j < p.len.size(); ++j) p.prefix[j + 1] = p.prefix[j] + p.len[j];
+        p.unit_size = p.prefix.back();
+        p.num_blocks = static_cast<int64_t>(p.len.size());
+        std::vector<Plan::Dim> dims;
+        for (const auto &d : p.dims)
+            if (d.count != 1) dims.push_back(d);
+        p.dims = std::move(dims);
+    }
+    for (const auto &d : p.dims) p.num_blocks *= d.count;
+    return UCXDT_OK;
+}
+
+}  // namespace
+
+ucxdt_status_t get_plan(const Type &t, int64_t count, PlanPtr *plan) {
+    {
+        std::lock_guard<std::mutex> lock(t.plan_mutex);
+        auto it = std::find_if(t.plans.begin(), t.plans.end(),
+                               [&](const PlanPtr &p) { return p->count == count; });
+        if (it != t.plans.end()) {
+            *plan = *it;
+            std::rotate(it, it + 1, t.plans.end());  // most recently used last
+            return UCXDT_OK;
+        }
+    }
+    // Built outside the lock: two threads may build the same plan; both are correct.
+    auto p = std::make_shared<Plan>();
+    ucxdt_status_t st = build_plan(t, count, *p);
+    if (st != UCXDT_OK) return st;
+    std::lock_guard<std::mutex> lock(t.plan_mutex);
+    if (t.plans.size() >= kPlansPerType) t.plans.erase(t.plans.begin());
+    t.plans.push_back(p);
+    *plan = std::move(p);
+    return UCXDT_OK;
+}
+
+}  // namespace ucxdt
