@@ -219,7 +219,10 @@ UCXDT_API ucxdt_status_t ucxdt_type_signature(ucxdt_type_t type, int64_t count,
 UCXDT_API ucxdt_status_t ucxdt_type_combiner(ucxdt_type_t type, ucxdt_combiner_t *combiner);
 
 /** Plan of `count` elements of a committed type: its class and the number of contiguous
- *  blocks it moves (for diagnostics and tests; see docs/design.md). */
+ *  runs it copies (for diagnostics and tests; see docs/design.md). Runs that touch in memory
+ *  are merged within one element and wherever a whole strided level is contiguous; runs that
+ *  touch only across element boundaries of a non-contiguous level are counted apart, so
+ *  num_blocks is at least the number of maximal contiguous runs of the type map. */
 UCXDT_API ucxdt_status_t ucxdt_type_plan_info(ucxdt_type_t type, int64_t count,
                                               ucxdt_plan_class_t *plan_class,
                                               int64_t *num_blocks);

@@ -276,12 +276,11 @@ ucxdt_status_t ucxdt_type_dup(ucxdt_type_t oldtype, ucxdt_type_t *newtype) {
         std::shared_ptr<Type> old;
         if ((st = check_out(newtype)) || (st = resolve(oldtype, "oldtype", &old))) return st;
         const bool committed = old->committed.load(std::memory_order_acquire);
-        const bool bounds = old->has_bounds;
-        const int64_t lb = old->lb, ub = old->ub;
+        // One entry at displacement 0 inherits bounds, explicit or not, and the type map.
         auto t = wrap_type(UCXDT_COMBINER_DUP, 0, std::move(old));
         t->committed = committed;  // MPI-4.1 5.1.9: the duplicate keeps the committed state
         if (committed) t->layout();
-        return publish(std::move(t), bounds, lb, ub, newtype);
+        return publish(std::move(t), false, 0, 0, newtype);
     });
 }
 

@@ -86,7 +86,9 @@ NodePtr strided(int64_t count, int64_t stride, const NodePtr &child) {
     if (is_shift(*child)) return shift(child->disps[0], strided(count, stride, child->kids[0]));
     if (child->kind == Node::Kind::BLOCK && stride == child->len)
         return block(count * child->len);
-    if (child->kind == Node::Kind::STRIDED && stride == child->count * child->stride)
+    int64_t inner_span;
+    if (child->kind == Node::Kind::STRIDED &&
+        !__builtin_mul_overflow(child->count, child->stride, &inner_span) && stride == inner_span)
         return strided(count * child->count, child->stride, child->child);
     auto n = std::make_shared<Node>();
     n->kind = Node::Kind::STRIDED;

@@ -29,7 +29,9 @@ void fold_dims(std::vector<Plan::Dim> &dims, int64_t &block_len) {
             continue;
         }
         for (size_t k = 0; k + 1 < out.size(); ++k) {
-            if (out[k].stride == out[k + 1].count * out[k + 1].stride) {
+            int64_t inner_span;
+            if (checked_mul(out[k + 1].count, out[k + 1].stride, &inner_span) &&
+                out[k].stride == inner_span) {
                 out[k + 1].count *= out[k].count;
                 out.erase(out.begin() + static_cast<long>(k));
                 changed = true;
@@ -53,7 +55,11 @@ ucxdt_status_t build_plan(const Type &t, int64_t count, Plan &p) {
     int64_t total, span;
     if (!checked_mul(count, t.size, &total))
         return fail(UCXDT_ERR_OVERFLOW, "count x type size overflows int64");
-    if (count > 0 && !checked_mul(count - 1, t.extent(), &span))
+    // Every byte address of the plan must fit in int64: the last element's data span.
+    int64_t lo, hi;
+    if (count > 0 && (!checked_mul(count - 1, t.extent(), &span) ||
+                      !checked_add(std::min<int64_t>(0, span), t.true_lb, &lo) ||
+                      !checked_add(std::max<int64_t>(0, span), t.true_ub, &hi)))
         return fail(UCXDT_ERR_OVERFLOW, "count x extent overflows int64");
     p.count = count;
     p.packed_size = total;

@@ -77,16 +77,18 @@ const NodePtr &Type::layout() const {
 
 namespace {
 
-// What a parent needs of a child: its bounds, the span of its data, size and signature.
+// What a parent needs of a child: its bounds (explicit ones apart, since they take
+// precedence), the span of its data, size and signature.
 struct Summary {
-    Bounds bounds, data;
+    Bounds bounds, explicit_bounds, data;
     int64_t size = 0;
     Signature sig;
 };
 
 Summary summary_of(const Type &c) {
     Summary s;
-    if (c.has_bounds) s.bounds.add(c.lb, c.ub);
+    if (c.explicit_bounds) s.explicit_bounds.add(c.lb, c.ub);
+    else if (c.has_bounds) s.bounds.add(c.lb, c.ub);
     if (c.size > 0) s.data.add(c.true_lb, c.true_ub);
     s.size = c.size;
     s.sig = c.signature;
@@ -98,10 +100,12 @@ ucxdt_status_t accumulate(Summary &acc, int64_t disp, int64_t n, int64_t step, c
                           const char *what) {
     if (n == 0) return UCXDT_OK;
     int64_t lo, hi, bytes;
-    if (c.bounds.any) {
-        if (!span_of(disp, n, step, c.bounds.lb, c.bounds.ub, &lo, &hi))
+    for (auto [from, to] : {std::pair{&c.bounds, &acc.bounds},
+                            std::pair{&c.explicit_bounds, &acc.explicit_bounds}}) {
+        if (!from->any) continue;
+        if (!span_of(disp, n, step, from->lb, from->ub, &lo, &hi))
             return fail(UCXDT_ERR_OVERFLOW, std::string(what) + ": bounds overflow int64");
-        acc.bounds.add(lo, hi);
+        to->add(lo, hi);
     }
     if (c.data.any) {
         if (!span_of(disp, n, step, c.data.lb, c.data.ub, &lo, &hi))
@@ -143,12 +147,14 @@ ucxdt_status_t finish_type(Type &t, bool has_explicit, int64_t explicit_lb, int6
     }
     if (st != UCXDT_OK) return st;
     int64_t ext;
+    const Bounds &b = acc.explicit_bounds.any ? acc.explicit_bounds : acc.bounds;
+    t.explicit_bounds = has_explicit || acc.explicit_bounds.any;
     if (has_explicit) {
         t.lb = explicit_lb, t.ub = explicit_ub, t.has_bounds = true;
-    } else if (acc.bounds.any) {
-        if (!checked_sub(acc.bounds.ub, acc.bounds.lb, &ext))
+    } else if (b.any) {
+        if (!checked_sub(b.ub, b.lb, &ext))
             return fail(UCXDT_ERR_OVERFLOW, "extent overflows int64");
-        t.lb = acc.bounds.lb, t.ub = acc.bounds.ub, t.has_bounds = true;
+        t.lb = b.lb, t.ub = b.ub, t.has_bounds = true;
     } else {
         t.lb = t.ub = 0, t.has_bounds = false;
     }
