@@ -1,0 +1,415 @@
+// Every application layout through the CPU engine, checked against the source's numbers and
+// against the reference type-map walker (test/support/typemap_walk), plus known answers for the
+// walker itself and the C++ wrappers.
+#include "layouts/app_layouts.hpp"
+#include "support/typemap_walk.hpp"
+
+#include <ucxdt/ucxdt.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+using ucxdt::layouts::Layout;
+using ucxdt::layouts::TypeDesc;
+using Blocks = std::vector<ucxdt::ref::Block>;
+namespace L = ucxdt::layouts;
+
+const std::vector<Layout> &all_layouts() {
+    static const std::vector<Layout> v = L::application_layouts();
+    return v;
+}
+
+ucxdt::type build(const TypeDesc &d) {
+    ucxdt_type_t h = UCXDT_TYPE_NULL;
+    const ucxdt_status_t st = L::build(d, &h, true);
+    if (st != UCXDT_OK)
+        throw ucxdt::error(st, "build " + L::to_string(d) + ": " + ucxdt_last_error());
+    return ucxdt::type::adopt(h);
+}
+
+std::string short_desc(const TypeDesc &d) {
+    std::string s = L::to_string(d);
+    return s.size() > 300 ? s.substr(0, 300) + "..." : s;
+}
+
+// Splits [0, total) into pieces of mixed sizes (tiny ones land inside and across blocks) and
+// shuffles them, as a fragmenting protocol would produce them.
+std::vector<std::pair<int64_t, int64_t>> random_ranges(int64_t total, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::pair<int64_t, int64_t>> out;
+    const int64_t big = std::max<int64_t>(1, total / 8);
+    for (int64_t pos = 0; pos < total;) {
+        const int64_t hi = rng() % 2 ? std::min<int64_t>(64, big) : big;
+        const int64_t len = std::min(total - pos, 1 + static_cast<int64_t>(rng() % hi));
+        out.emplace_back(pos, len);
+        pos += len;
+    }
+    std::shuffle(out.begin(), out.end(), rng);
+    return out;
+}
+
+class LayoutTest : public ::testing::TestWithParam<size_t> {
+protected:
+    void SetUp() override {
+        layout_ = &all_layouts()[GetParam()];
+        runs_ = ucxdt::ref::typemap_runs(*layout_->type, layout_->count);
+        total_ = 0;
+        for (const auto &r : runs_) total_ += r.second;
+    }
+    // Source buffer with a pattern, and a target poisoned with its complement.
+    void make_buffers() {
+        src_.assign(static_cast<size_t>(layout_->buffer_bytes), std::byte{0});
+        dst_.assign(src_.size(), std::byte{0});
+        ucxdt::ref::fill_pattern(src_.data(), ssize(src_), 0x5eed0000 + GetParam());
+        ucxdt::ref::fill_complement(dst_.data(), src_.data(), ssize(dst_));
+    }
+    static int64_t ssize(const std::vector<std::byte> &v) { return static_cast<int64_t>(v.size()); }
+    const std::byte *src_origin() const { return src_.data() + layout_->origin_bytes; }
+    std::byte *dst_origin() { return dst_.data() + layout_->origin_bytes; }
+
+    const Layout *layout_ = nullptr;
+    Blocks runs_;
+    int64_t total_ = 0;
+    std::vector<std::byte> src_, dst_;
+};
+
+// The layout's definition reproduces the source's numbers (checked with the walker, so this
+// also pins the walker) and stays inside the application's buffer.
+TEST_P(LayoutTest, DefinitionMatchesSource) {
+    const Layout &l = *layout_;
+    SCOPED_TRACE(short_desc(*l.type));
+    const auto b = ucxdt::ref::type_bounds(*l.type);
+    if (l.expect_packed >= 0) {
+        EXPECT_EQ(b.size, l.expect_packed);
+    }
+    if (l.expect_extent >= 0) {
+        EXPECT_EQ(b.extent, l.expect_extent);
+    }
+    if (l.expect_true_extent >= 0) {
+        EXPECT_EQ(b.true_extent, l.expect_true_extent);
+    }
+    if (l.expect_blocks >= 0) {
+        EXPECT_EQ(static_cast<int64_t>(runs_.size()), l.expect_blocks);
+    }
+    EXPECT_EQ(total_, l.count * b.size);
+    for (const auto &[disp, len] : runs_) {
+        ASSERT_GE(l.origin_bytes + disp, 0) << "run at " << disp;
+        ASSERT_LE(l.origin_bytes + disp + len, l.buffer_bytes) << "run at " << disp;
+    }
+}
+
+TEST_P(LayoutTest, QueriesMatchReference) {
+    const Layout &l = *layout_;
+    SCOPED_TRACE(short_desc(*l.type));
+    const auto ref = ucxdt::ref::type_bounds(*l.type);
+    const ucxdt::type t = build(*l.type);
+    EXPECT_EQ(t.size(), ref.size);
+    EXPECT_EQ(t.lb(), ref.lb);
+    EXPECT_EQ(t.extent(), ref.extent);
+    EXPECT_EQ(t.true_lb(), ref.true_lb);
+    EXPECT_EQ(t.true_extent(), ref.true_extent);
+    EXPECT_EQ(t.plan(l.count).num_blocks, static_cast<int64_t>(runs_.size()));
+    EXPECT_GE(t.pack_size(l.count), l.count * ref.size);
+    const ucxdt_signature_t sig = t.signature(l.count);
+    int64_t primitives = 0;
+    ucxdt::ref::walk_typemap(*l.type, l.count, [&](int64_t, int64_t) { ++primitives; });
+    EXPECT_EQ(sig.length, primitives);
+}
+
+TEST_P(LayoutTest, PackAndUnpackFollowTypeMap) {
+    const Layout &l = *layout_;
+    SCOPED_TRACE(short_desc(*l.type));
+    const ucxdt::type t = build(*l.type);
+    make_buffers();
+    std::vector<std::byte> packed(static_cast<size_t>(total_) + 16, std::byte{0x77});
+    int64_t pos = 0;
+    t.pack(src_origin(), l.count, packed, pos);
+    ASSERT_EQ(pos, total_);
+    EXPECT_EQ(ucxdt::ref::check_packed(runs_, src_origin(), packed.data()), "");
+    for (size_t i = static_cast<size_t>(total_); i < packed.size(); ++i)
+        ASSERT_EQ(packed[i], std::byte{0x77}) << "pack wrote past the packed size";
+
+    pos = 0;
+    t.unpack(std::span<const std::byte>(packed.data(), static_cast<size_t>(total_)), pos,
+             dst_origin(), l.count);
+    ASSERT_EQ(pos, total_);
+    EXPECT_EQ(ucxdt::ref::check_scattered(runs_, l.origin_bytes, dst_.data(), src_.data(),
+                                          ssize(dst_)),
+              "");
+}
+
+TEST_P(LayoutTest, RangesInRandomOrder) {
+    const Layout &l = *layout_;
+    SCOPED_TRACE(short_desc(*l.type));
+    const ucxdt::type t = build(*l.type);
+    make_buffers();
+    const auto ranges = random_ranges(total_, 0xa11ce + GetParam());
+    std::vector<std::byte> packed(static_cast<size_t>(total_));
+    for (const auto &[off, len] : ranges)
+        t.pack_range(src_origin(), l.count, off,
+                     std::span<std::byte>(packed.data() + off, static_cast<size_t>(len)));
+    EXPECT_EQ(ucxdt::ref::check_packed(runs_, src_origin(), packed.data()), "");
+
+    for (const auto &[off, len] : ranges)
+        t.unpack_range(std::span<const std::byte>(packed.data() + off, static_cast<size_t>(len)),
+                       off, dst_origin(), l.count);
+    EXPECT_EQ(ucxdt::ref::check_scattered(runs_, l.origin_bytes, dst_.data(), src_.data(),
+                                          ssize(dst_)),
+              "");
+}
+
+std::string layout_test_name(const ::testing::TestParamInfo<size_t> &info) {
+    std::string s = std::to_string(info.param) + "_" + all_layouts()[info.param].name;
+    for (char &c : s)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(App, LayoutTest, ::testing::Range<size_t>(0, all_layouts().size()),
+                         layout_test_name);
+
+TEST(AppLayouts, NamesAreUniqueAndFindable) {
+    const auto &v = all_layouts();
+    for (const auto &l : v) {
+        EXPECT_EQ(L::find_layout(v, l.name), &l) << l.name;
+        EXPECT_GT(l.count, 0) << l.name;
+    }
+    EXPECT_EQ(L::find_layout(v, "no such layout"), nullptr);
+    // The largest sizes are present next to the defaults.
+    EXPECT_NE(L::find_layout(v, "nas_mg_y(514,258,258)"), nullptr);
+    EXPECT_NE(L::find_layout(v, "fft2_scatter(N=1536,P=2)"), nullptr);
+}
+
+TEST(AppLayouts, PaperLayoutsScaleWithN) {
+    const auto v = L::paper_layouts(4000);
+    ASSERT_EQ(v.size(), 3u);
+    const auto bv = ucxdt::ref::type_bounds(*v[0].type), bt = ucxdt::ref::type_bounds(*v[1].type);
+    EXPECT_EQ(bv.size, 4000 * 4000 * 8);
+    EXPECT_EQ(bt.size, 4000LL * 4001 / 2 * 8);
+    EXPECT_EQ(bv.extent, (3999LL * 4064 + 4000) * 8);
+}
+
+// ---- Known answers for the walker, worked out by hand from MPI-4.1 5.1 -------------------
+
+Blocks blocks_of(const L::TypeDescPtr &d, int64_t count = 1) {
+    return ucxdt::ref::typemap_blocks(*d, count);
+}
+
+TEST(TypemapWalk, VectorOrderAndMerging) {
+    auto d = L::vector(2, 2, 3, L::named(UCXDT_INT32));
+    EXPECT_EQ(blocks_of(d), (Blocks{{0, 4}, {4, 4}, {12, 4}, {16, 4}}));
+    // Element 1 starts at the extent, 20, right where element 0's last block ends.
+    EXPECT_EQ(ucxdt::ref::typemap_runs(*d, 2), (Blocks{{0, 8}, {12, 16}, {32, 8}}));
+    const auto b = ucxdt::ref::type_bounds(*d);
+    EXPECT_EQ(b.size, 16);
+    EXPECT_EQ(b.extent, 20);
+    EXPECT_EQ(b.true_extent, 20);
+}
+
+TEST(TypemapWalk, NegativeStrideKeepsPackOrder) {
+    auto d = L::vector(3, 1, -2, L::named(UCXDT_DOUBLE));
+    EXPECT_EQ(blocks_of(d), (Blocks{{0, 8}, {-16, 8}, {-32, 8}}));
+    const auto b = ucxdt::ref::type_bounds(*d);
+    EXPECT_EQ(b.lb, -32);
+    EXPECT_EQ(b.extent, 40);
+    EXPECT_EQ(b.true_lb, -32);
+}
+
+TEST(TypemapWalk, StructExtentIsNotPadded) {
+    auto s = L::structure({1, 1, 1, 1}, {0, 8, 12, 16},
+                          {L::named(UCXDT_DOUBLE), L::named(UCXDT_INT32), L::named(UCXDT_INT32),
+                           L::named(UCXDT_CHAR)});
+    EXPECT_EQ(ucxdt::ref::type_bounds(*s).extent, 17);  // Open MPI's rule, not sizeof() = 24
+    EXPECT_EQ(ucxdt::ref::typemap_runs(*s, 2), (Blocks{{0, 34}}));
+    EXPECT_EQ(ucxdt::ref::typemap_runs(*L::resized(s, 0, 24), 2), (Blocks{{0, 17}, {24, 17}}));
+}
+
+TEST(TypemapWalk, ResizedMarkersAreSticky) {
+    auto r = L::resized(L::named(UCXDT_INT32), -4, 16);
+    const auto c = ucxdt::ref::type_bounds(*L::contiguous(2, r));
+    EXPECT_EQ(c.lb, -4);
+    EXPECT_EQ(c.extent, 32);
+    EXPECT_EQ(c.true_lb, 0);
+    EXPECT_EQ(c.true_extent, 20);
+    // ub comes from the only ub marker, not from the unmarked int at 100.
+    auto s = L::structure({1, 1}, {0, 100}, {L::resized(L::named(UCXDT_INT32), 0, 8),
+                                             L::named(UCXDT_INT32)});
+    const auto b = ucxdt::ref::type_bounds(*s);
+    EXPECT_EQ(b.lb, 0);
+    EXPECT_EQ(b.extent, 8);
+    EXPECT_EQ(b.true_extent, 104);
+}
+
+TEST(TypemapWalk, SubarrayOrders) {
+    auto i8 = L::named(UCXDT_INT8);
+    auto c = L::subarray({3, 4}, {2, 2}, {1, 1}, UCXDT_ORDER_C, i8);
+    auto f = L::subarray({3, 4}, {2, 2}, {1, 1}, UCXDT_ORDER_FORTRAN, i8);
+    EXPECT_EQ(ucxdt::ref::typemap_runs(*c, 1), (Blocks{{5, 2}, {9, 2}}));
+    EXPECT_EQ(ucxdt::ref::typemap_runs(*f, 1), (Blocks{{4, 2}, {7, 2}}));
+    EXPECT_EQ(ucxdt::ref::type_bounds(*f).extent, 12);
+    EXPECT_EQ(ucxdt::ref::type_bounds(*f).lb, 0);
+}
+
+TEST(TypemapWalk, EmptyBlocksAndTypes) {
+    auto d = L::indexed({0, 2}, {10, 0}, L::named(UCXDT_INT16));
+    EXPECT_EQ(blocks_of(d), (Blocks{{0, 2}, {2, 2}}));
+    EXPECT_EQ(ucxdt::ref::type_bounds(*d).extent, 4);
+    const auto e = ucxdt::ref::type_bounds(*L::contiguous(0, L::named(UCXDT_DOUBLE)));
+    EXPECT_EQ(e.size, 0);
+    EXPECT_EQ(e.extent, 0);
+    EXPECT_TRUE(blocks_of(L::contiguous(0, L::named(UCXDT_DOUBLE)), 3).empty());
+}
+
+TEST(TypemapWalk, ChecksCatchCorruption) {
+    const Blocks runs{{2, 3}, {8, 2}};
+    std::vector<std::byte> src(16), buf(16), packed(5);
+    ucxdt::ref::fill_pattern(src.data(), 16, 7);
+    ucxdt::ref::fill_complement(buf.data(), src.data(), 16);
+    EXPECT_NE(ucxdt::ref::check_scattered(runs, 0, buf.data(), src.data(), 16), "");  // unwritten
+    for (const auto &[d, n] : runs) std::memcpy(buf.data() + d, src.data() + d, n);
+    EXPECT_EQ(ucxdt::ref::check_scattered(runs, 0, buf.data(), src.data(), 16), "");
+    buf[12] = src[12];  // a gap byte overwritten
+    EXPECT_NE(ucxdt::ref::check_scattered(runs, 0, buf.data(), src.data(), 16), "");
+    EXPECT_NE(ucxdt::ref::check_scattered({{14, 4}}, 0, buf.data(), src.data(), 16), "");
+
+    std::memcpy(packed.data(), src.data() + 2, 3);
+    std::memcpy(packed.data() + 3, src.data() + 8, 2);
+    EXPECT_EQ(ucxdt::ref::check_packed(runs, src.data(), packed.data()), "");
+    packed[4] = ~packed[4];
+    EXPECT_NE(ucxdt::ref::check_packed(runs, src.data(), packed.data()), "");
+}
+
+// ---- The engine against the walker on types that stress the bounds rules -----------------
+
+// Types whose bounds follow the less common MPI-4.1 rules: negative strides and extents,
+// sticky resized bounds, unpadded struct extents, zero-length blocks, subarray bounds.
+std::vector<L::TypeDescPtr> corner_types() {
+    auto i16 = L::named(UCXDT_INT16), i32 = L::named(UCXDT_INT32), d = L::named(UCXDT_DOUBLE);
+    auto dii_c = L::structure({1, 1, 1, 1}, {0, 8, 12, 16}, {d, i32, i32, L::named(UCXDT_CHAR)});
+    return {
+        L::vector(3, 1, -2, d),
+        L::contiguous(2, L::resized(i32, -4, 16)),
+        L::structure({1, 1}, {0, 100}, {L::resized(i32, 0, 8), i32}),  // ub from the marker
+        L::subarray({3, 4}, {2, 2}, {1, 1}, UCXDT_ORDER_FORTRAN, L::named(UCXDT_INT8)),
+        L::subarray({4, 3}, {2, 3}, {1, 0}, UCXDT_ORDER_C, L::resized(i32, -2, 8)),
+        L::indexed({0, 2}, {10, 0}, i16),
+        dii_c,  // extent 17: element 1's double starts at byte 17
+        L::hvector(3, 2, -24, L::resized(i16, 2, 6)),
+        L::resized(L::contiguous(3, L::resized(d, 0, -8)), -16, 32),  // copies run downwards
+        L::dup(L::vector(2, 3, 4, i16)),  // element 1 starts where element 0's last block ends
+        L::indexed_block(2, {3, 0, 7}, i32),
+        L::hindexed_block(1, {40, 0, 20}, L::contiguous(2, i16)),
+        L::hindexed({2, 1}, {-8, 30}, dii_c),
+    };
+}
+
+constexpr int64_t kCornerCount = 2;
+
+TEST(EngineVsWalker, BoundsAndDataOfCornerTypes) {
+    for (const auto &desc : corner_types()) {
+        SCOPED_TRACE(L::to_string(*desc));
+        const auto ref = ucxdt::ref::type_bounds(*desc);
+        const ucxdt::type t = build(*desc);
+        EXPECT_EQ(t.size(), ref.size);
+        EXPECT_EQ(t.lb(), ref.lb);
+        EXPECT_EQ(t.extent(), ref.extent);
+        EXPECT_EQ(t.true_lb(), ref.true_lb);
+        EXPECT_EQ(t.true_extent(), ref.true_extent);
+        const Blocks runs = ucxdt::ref::typemap_runs(*desc, kCornerCount);
+        // A buffer that covers every run, whatever the signs of the displacements.
+        int64_t lo = 0, hi = 0;
+        for (const auto &[b, n] : runs) lo = std::min(lo, b), hi = std::max(hi, b + n);
+        std::vector<std::byte> src(static_cast<size_t>(hi - lo)), dst(src.size());
+        ucxdt::ref::fill_pattern(src.data(), hi - lo, 99);
+        ucxdt::ref::fill_complement(dst.data(), src.data(), hi - lo);
+        std::vector<std::byte> packed(static_cast<size_t>(kCornerCount * ref.size));
+        int64_t pos = 0;
+        t.pack(src.data() - lo, kCornerCount, packed, pos);
+        EXPECT_EQ(ucxdt::ref::check_packed(runs, src.data() - lo, packed.data()), "");
+        pos = 0;
+        t.unpack(packed, pos, dst.data() - lo, kCornerCount);
+        EXPECT_EQ(ucxdt::ref::check_scattered(runs, -lo, dst.data(), src.data(), hi - lo), "");
+    }
+}
+
+// num_blocks (ucxdt.h): runs merge within one element, so one element has exactly the maximal
+// runs; across elements, runs that only touch are counted apart, so count elements have at
+// least the maximal runs and at most count times one element's.
+TEST(EngineVsWalker, BlockCountsOfCornerTypes) {
+    for (const auto &desc : corner_types()) {
+        SCOPED_TRACE(L::to_string(*desc));
+        const ucxdt::type t = build(*desc);
+        const auto one = static_cast<int64_t>(ucxdt::ref::typemap_runs(*desc, 1).size());
+        const auto all = static_cast<int64_t>(ucxdt::ref::typemap_runs(*desc, kCornerCount).size());
+        EXPECT_EQ(t.plan(1).num_blocks, one);
+        EXPECT_GE(t.plan(kCornerCount).num_blocks, all);
+        EXPECT_LE(t.plan(kCornerCount).num_blocks, kCornerCount * one);
+    }
+}
+
+// ---- C++ wrappers ------------------------------------------------------------------------
+
+TEST(CxxWrapper, QueriesAndMove) {
+    auto t = ucxdt::type::vector(4, 2, 8, ucxdt::type::primitive(UCXDT_DOUBLE)).commit();
+    EXPECT_EQ(t.size(), 64);
+    EXPECT_EQ(t.extent(), 208);
+    EXPECT_EQ(t.true_extent(), 208);
+    EXPECT_EQ(t.plan(1).num_blocks, 4);
+    ucxdt::type u = std::move(t);
+    EXPECT_FALSE(t);
+    EXPECT_TRUE(u);
+    EXPECT_EQ(u.combiner(), UCXDT_COMBINER_VECTOR);
+}
+
+TEST(CxxWrapper, FailuresThrowWithStatus) {
+    const auto d = ucxdt::type::primitive(UCXDT_DOUBLE);
+    try {
+        ucxdt::type::vector(-1, 1, 1, d);
+        FAIL() << "negative count accepted";
+    } catch (const ucxdt::error &e) {
+        EXPECT_EQ(e.status(), UCXDT_ERR_INVALID_PARAM);
+        EXPECT_NE(std::string(e.what()).find("ucxdt_type_vector"), std::string::npos);
+    }
+    const std::vector<int64_t> two{1, 1}, one{0};
+    try {
+        ucxdt::type::indexed(two, one, d);
+        FAIL() << "mismatched arrays accepted";
+    } catch (const ucxdt::error &e) {
+        EXPECT_EQ(e.status(), UCXDT_ERR_INVALID_PARAM);
+    }
+    const auto v = ucxdt::type::contiguous(4, d).commit();
+    std::vector<double> in(4, 1.0);
+    std::vector<std::byte> small(16);
+    int64_t pos = 0;
+    try {
+        v.pack(in.data(), 1, small, pos);
+        FAIL() << "pack into 16 bytes of 32 accepted";
+    } catch (const ucxdt::error &e) {
+        EXPECT_EQ(e.status(), UCXDT_ERR_TRUNCATED);
+        EXPECT_EQ(pos, 0);
+    }
+}
+
+TEST(CxxWrapper, PrimitivesOutliveWrappers) {
+    { auto p = ucxdt::type::primitive(UCXDT_INT32); }
+    const auto q = ucxdt::type::primitive(UCXDT_INT32);
+    EXPECT_EQ(q.size(), 4);
+    std::vector<ucxdt::type> kids;
+    kids.push_back(ucxdt::type::primitive(UCXDT_DOUBLE));
+    kids.push_back(ucxdt::type::primitive(UCXDT_CHAR));
+    const std::vector<int64_t> bl{1, 1}, disp{0, 8};
+    auto s = ucxdt::type::structure(bl, disp, kids).commit();
+    EXPECT_EQ(s.size(), 9);
+    EXPECT_EQ(s.extent(), 9);
+    auto r = ucxdt::type::resized(s, 0, 16).dup().commit();
+    EXPECT_EQ(r.extent(), 16);
+}
+
+}  // namespace
