@@ -95,25 +95,31 @@ Summary summary_of(const Type &c) {
     return s;
 }
 
-// Adds to `acc` n copies of `c`, `step` bytes apart, starting at `disp`.
+// Adds to `acc` n copies of `c`, `step` bytes apart, starting at `disp`. `what` names the
+// user's arguments that produced n, step and disp (entry `index` of arrays, if >= 0).
 ucxdt_status_t accumulate(Summary &acc, int64_t disp, int64_t n, int64_t step, const Summary &c,
-                          const char *what) {
+                          const char *what, int64_t index = -1) {
+    auto overflow = [&](const char *which) {
+        std::string arg = what;
+        if (index >= 0) arg += " at index " + std::to_string(index);
+        return fail(UCXDT_ERR_OVERFLOW, arg + ": the " + which + " overflow int64");
+    };
     if (n == 0) return UCXDT_OK;
     int64_t lo, hi, bytes;
     for (auto [from, to] : {std::pair{&c.bounds, &acc.bounds},
                             std::pair{&c.explicit_bounds, &acc.explicit_bounds}}) {
         if (!from->any) continue;
         if (!span_of(disp, n, step, from->lb, from->ub, &lo, &hi))
-            return fail(UCXDT_ERR_OVERFLOW, std::string(what) + ": bounds overflow int64");
+            return overflow("bounds");
         to->add(lo, hi);
     }
     if (c.data.any) {
         if (!span_of(disp, n, step, c.data.lb, c.data.ub, &lo, &hi))
-            return fail(UCXDT_ERR_OVERFLOW, std::string(what) + ": true extent overflows int64");
+            return overflow("true bounds");
         acc.data.add(lo, hi);
     }
     if (!checked_mul(n, c.size, &bytes) || !checked_add(acc.size, bytes, &acc.size))
-        return fail(UCXDT_ERR_OVERFLOW, std::string(what) + ": type size overflows int64");
+        return overflow("type size would");
     acc.sig = Signature::concat(acc.sig, Signature::repeat(c.sig, n));
     return UCXDT_OK;
 }
@@ -133,15 +139,16 @@ ucxdt_status_t finish_type(Type &t, bool has_explicit, int64_t explicit_lb, int6
     case Type::Shape::VECTOR: {
         const Type &c = *t.kids[0];
         Summary block;
-        st = accumulate(block, 0, t.blocklength, c.extent(), summary_of(c), "blocklength");
-        if (st == UCXDT_OK) st = accumulate(acc, 0, t.count, t.stride_bytes, block, "stride");
+        st = accumulate(block, 0, t.blocklength, c.extent(), summary_of(c),
+                        "blocklength x extent of oldtype");
+        if (st == UCXDT_OK) st = accumulate(acc, 0, t.count, t.stride_bytes, block, "count x stride");
         break;
     }
     case Type::Shape::INDEXED:
         for (size_t i = 0; st == UCXDT_OK && i < t.blocklengths.size(); ++i) {
             const Type &c = *t.kid(i);
             st = accumulate(acc, t.disps_bytes[i], t.blocklengths[i], c.extent(), summary_of(c),
-                            "displacements");
+                            "blocklengths and displacements", static_cast<int64_t>(i));
         }
         break;
     }
