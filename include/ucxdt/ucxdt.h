@@ -175,8 +175,9 @@ UCXDT_API ucxdt_status_t ucxdt_type_subarray(int ndims, const int64_t sizes[],
                                              ucxdt_type_t *newtype);
 
 /** Blocks of blocklengths[i] elements of types[i] at byte displacements (MPI_Type_create_struct).
- *  As in Open MPI, the extent is not rounded up for alignment: resize the type to sizeof()
- *  of the C struct when count > 1 must step over trailing padding. */
+ *  Like every constructor whose bounds are not explicit, the extent is rounded up to a
+ *  multiple of the largest alignment of its primitives (MPI-4.1 5.1.6's epsilon, as Open MPI
+ *  applies it), so {double, int, int, char} has extent 24 as in C. */
 UCXDT_API ucxdt_status_t ucxdt_type_struct(int64_t count, const int64_t blocklengths[],
                                            const int64_t displacements_bytes[],
                                            const ucxdt_type_t types[], ucxdt_type_t *newtype);
@@ -202,7 +203,9 @@ UCXDT_API ucxdt_status_t ucxdt_type_free(ucxdt_type_t *type);
 /** Bytes of data in one element of the type: the packed size (MPI_Type_size_x). */
 UCXDT_API ucxdt_status_t ucxdt_type_size(ucxdt_type_t type, int64_t *size);
 
-/** Lower bound and extent (ub - lb) in bytes (MPI_Type_get_extent_x). */
+/** Lower bound and extent (ub - lb) in bytes (MPI_Type_get_extent_x). Without explicit bounds
+ *  (resized, subarray), ub is rounded up so that the extent is a multiple of the type's
+ *  alignment: the largest natural alignment of its primitives (MPI-4.1 5.1.6, "epsilon"). */
 UCXDT_API ucxdt_status_t ucxdt_type_extent(ucxdt_type_t type, int64_t *lb, int64_t *extent);
 
 /** True lower bound and true extent: the span of bytes the type map touches, ignoring

@@ -82,6 +82,7 @@ namespace {
 struct Summary {
     Bounds bounds, explicit_bounds, data;
     int64_t size = 0;
+    int64_t alignment = 1;
     Signature sig;
 };
 
@@ -91,6 +92,7 @@ Summary summary_of(const Type &c) {
     else if (c.has_bounds) s.bounds.add(c.lb, c.ub);
     if (c.size > 0) s.data.add(c.true_lb, c.true_ub);
     s.size = c.size;
+    s.alignment = c.alignment;
     s.sig = c.signature;
     return s;
 }
@@ -121,6 +123,7 @@ ucxdt_status_t accumulate(Summary &acc, int64_t disp, int64_t n, int64_t step, c
     if (!checked_mul(n, c.size, &bytes) || !checked_add(acc.size, bytes, &acc.size))
         return overflow("type size would");
     acc.sig = Signature::concat(acc.sig, Signature::repeat(c.sig, n));
+    acc.alignment = std::max(acc.alignment, c.alignment);
     return UCXDT_OK;
 }
 
@@ -134,6 +137,7 @@ ucxdt_status_t finish_type(Type &t, bool has_explicit, int64_t explicit_lb, int6
         acc.bounds.add(0, t.size);
         acc.data.add(0, t.size);
         acc.size = t.size;
+        acc.alignment = t.alignment;
         acc.sig = Signature::primitive(t.primitive);
         break;
     case Type::Shape::VECTOR: {
@@ -159,9 +163,13 @@ ucxdt_status_t finish_type(Type &t, bool has_explicit, int64_t explicit_lb, int6
     if (has_explicit) {
         t.lb = explicit_lb, t.ub = explicit_ub, t.has_bounds = true;
     } else if (b.any) {
+        t.lb = b.lb, t.ub = b.ub, t.has_bounds = true;
         if (!checked_sub(b.ub, b.lb, &ext))
             return fail(UCXDT_ERR_OVERFLOW, "extent overflows int64");
-        t.lb = b.lb, t.ub = b.ub, t.has_bounds = true;
+        const int64_t pad = acc.explicit_bounds.any ? 0 : (acc.alignment - ext % acc.alignment) %
+                                                              acc.alignment;
+        if (!checked_add(t.ub, pad, &t.ub))
+            return fail(UCXDT_ERR_OVERFLOW, "extent rounded up to the alignment overflows int64");
     } else {
         t.lb = t.ub = 0, t.has_bounds = false;
     }
@@ -173,6 +181,7 @@ ucxdt_status_t finish_type(Type &t, bool has_explicit, int64_t explicit_lb, int6
         t.true_lb = t.true_ub = 0;
     }
     t.size = acc.size;
+    t.alignment = acc.alignment;
     t.signature = acc.sig;
     return UCXDT_OK;
 }
@@ -182,11 +191,15 @@ TypePtr primitive_type(ucxdt_primitive_t p) {
         static const int64_t sizes[UCXDT_PRIMITIVE_LAST] = {
             1, 1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8,
             sizeof(long double), sizeof(std::complex<float>), sizeof(std::complex<double>)};
+        static const int64_t alignments[UCXDT_PRIMITIVE_LAST] = {
+            1, 1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8,
+            alignof(long double), alignof(std::complex<float>), alignof(std::complex<double>)};
         std::vector<TypePtr> v;
         for (int i = 0; i < UCXDT_PRIMITIVE_LAST; ++i) {
             auto t = std::make_shared<Type>();
             t->primitive = static_cast<ucxdt_primitive_t>(i);
             t->size = sizes[i];
+            t->alignment = alignments[i];
             finish_type(*t, false, 0, 0);
             t->committed = true;
             v.push_back(std::move(t));

@@ -39,6 +39,7 @@ struct Type {
     int64_t lb = 0, ub = 0;              // extent = ub - lb
     int64_t true_lb = 0, true_ub = 0;    // 0, 0 when size == 0
     bool has_bounds = false;             // non-empty type map or explicit bounds
+    int64_t alignment = 1;               // bytes; the largest of the primitives' (epsilon)
     bool explicit_bounds = false;        // lb/ub set by resized (or inherited from a child
                                          // that has them): MPI-4.1 5.1.7's sticky markers
     Signature signature;
@@ -63,7 +64,9 @@ private:
 /// Computes size, bounds and signature of `t` from its shape and kids, with overflow checks.
 /// On success returns UCXDT_OK; `t` may then be shared. has_explicit sets explicit bounds
 /// [explicit_lb, explicit_ub) (resized, subarray); otherwise, as in MPI-4.1 5.1.7, lb and ub
-/// come from the children's explicit bounds if any child has them, else from all children.
+/// come from the children's explicit bounds if any child has them, else from all children,
+/// with ub rounded up so that the extent is a multiple of the alignment (MPI-4.1 5.1.6's
+/// epsilon, applied as Open MPI does: by every constructor, never to explicit bounds).
 ucxdt_status_t finish_type(Type &t, bool has_explicit, int64_t explicit_lb, int64_t explicit_ub);
 
 /// The predefined type of a primitive (a process-wide singleton).

@@ -14,12 +14,14 @@ namespace {
 struct Span {
     int64_t size = 0;
     bool has_data = false;
-    int64_t lo = 0, hi = 0;  // data bytes [lo, hi)
+    int64_t lo = 0, hi = 0;    // data bytes [lo, hi)
+    int64_t ilo = 0, ihi = 0;  // bounds without markers: data, ub rounded up to `align`
+    int64_t align = 1;         // largest alignment of the primitives
     bool has_lb = false, has_ub = false;
     int64_t lb_marker = 0, ub_marker = 0;
 
-    int64_t lb() const { return has_lb ? lb_marker : has_data ? lo : 0; }
-    int64_t ub() const { return has_ub ? ub_marker : has_data ? hi : 0; }
+    int64_t lb() const { return has_lb ? lb_marker : has_data ? ilo : 0; }
+    int64_t ub() const { return has_ub ? ub_marker : has_data ? ihi : 0; }
     int64_t extent() const { return ub() - lb(); }
 
     // Adds copies of `c` displaced by every shift in [smin, smax] (the set's extremes suffice
@@ -27,9 +29,12 @@ struct Span {
     void add(const Span &c, int64_t copies, int64_t smin, int64_t smax) {
         if (copies <= 0) return;
         size += copies * c.size;
+        align = std::max(align, c.align);
         if (c.has_data) {
             lo = has_data ? std::min(lo, c.lo + smin) : c.lo + smin;
             hi = has_data ? std::max(hi, c.hi + smax) : c.hi + smax;
+            ilo = has_data ? std::min(ilo, c.ilo + smin) : c.ilo + smin;
+            ihi = has_data ? std::max(ihi, c.ihi + smax) : c.ihi + smax;
             has_data = true;
         }
         if (c.has_lb) {
@@ -40,6 +45,10 @@ struct Span {
             ub_marker = has_ub ? std::max(ub_marker, c.ub_marker + smax) : c.ub_marker + smax;
             has_ub = true;
         }
+    }
+    // MPI-4.1 5.1.6's epsilon: without markers, ub rounds up to a multiple of the alignment.
+    void pad() {
+        if (!has_ub && has_data) ihi += (align - (ihi - ilo) % align) % align;
     }
     // Copies at a + i*s for i in [0, n).
     void add_run(const Span &c, int64_t n, int64_t a, int64_t s) {
@@ -54,6 +63,16 @@ struct Span {
             std::max<int64_t>(0, a) + std::max<int64_t>(0, b));
     }
 };
+
+// The C alignment of a primitive: its size, but for long double and the complex types.
+int64_t primitive_alignment(ucxdt_primitive_t p) {
+    switch (p) {
+    case UCXDT_LONG_DOUBLE: return alignof(long double);
+    case UCXDT_FLOAT_COMPLEX: return alignof(float);
+    case UCXDT_DOUBLE_COMPLEX: return alignof(double);
+    default: return layouts::primitive_size(p);
+    }
+}
 
 // Strides (in elements) of each dimension of a subarray's full array, in its storage order.
 std::vector<int64_t> array_strides(const TypeDesc &d) {
@@ -152,7 +171,8 @@ private:
         Span s;
         if (d.combiner == UCXDT_COMBINER_NAMED) {
             s.size = layouts::primitive_size(d.primitive);
-            s.has_data = s.size > 0, s.lo = 0, s.hi = s.size;
+            s.has_data = s.size > 0, s.lo = s.ilo = 0, s.hi = s.ihi = s.size;
+            s.align = primitive_alignment(d.primitive);
             return s;
         }
         if (d.combiner == UCXDT_COMBINER_STRUCT) {
@@ -160,6 +180,7 @@ private:
                 const Span &c = span(*d.children.at(i));
                 s.add_run(c, d.blocklengths[i], d.displacements[i], c.extent());
             }
+            s.pad();
             return s;
         }
         const Span c = span(*d.children.at(0));
@@ -205,6 +226,7 @@ private:
         case UCXDT_COMBINER_DUP: s = c; break;
         default: break;
         }
+        if (d.combiner != UCXDT_COMBINER_DUP) s.pad();
         return s;
     }
 

@@ -3,7 +3,9 @@
 // (5.1.2 - 5.1.7), independently of the ucxdt engine. Tests compare the engine against it.
 //
 // Conventions (the ones ucxdt's header documents):
-//  - extents are not rounded up for alignment (epsilon = 0, as in Open MPI);
+//  - without lb/ub markers, ub is rounded up so that the extent is a multiple of the largest
+//    alignment of the primitives (MPI-4.1 5.1.6's epsilon, as Open MPI applies it to every
+//    constructor); a parent's bounds are taken from its children's rounded bounds;
 //  - resized erases the old lb/ub markers and sets new ones; markers are sticky through
 //    every other constructor (lb = min of markers when any copy has one, else of data);
 //  - subarray is the selected copies of oldtype at their array positions with lb 0 and
