@@ -4,6 +4,7 @@
 #include "error.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <new>
 
 namespace ucxdt {
@@ -126,7 +127,9 @@ ucxdt_status_t get_plan(const Type &t, int64_t count, PlanPtr *plan) {
         }
     }
     // Built outside the lock: two threads may build the same plan; both are correct.
+    static std::atomic<uint64_t> next_id{1};
     auto p = std::make_shared<Plan>();
+    p->id = next_id.fetch_add(1, std::memory_order_relaxed);
     ucxdt_status_t st = build_plan(t, count, *p);
     if (st != UCXDT_OK) return st;
     std::lock_guard<std::mutex> lock(t.plan_mutex);

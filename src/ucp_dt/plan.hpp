@@ -24,6 +24,7 @@ struct Plan {
         int64_t stride;  // bytes
     };
 
+    uint64_t id = 0;          // unique per process: keys the GPU caches of this plan
     ucxdt_plan_class_t cls = UCXDT_PLAN_CONTIGUOUS;
     int64_t count = 0;        // elements of the type this plan moves
     int64_t packed_size = 0;  // bytes

@@ -1,0 +1,78 @@
+/*
+ * ucxdt CUDA API: stream-ordered packing of GPU-resident data.
+ *
+ * The synchronous calls of ucxdt.h accept CUDA buffers too (device memory of any GPU,
+ * managed memory, pinned or registered host memory) and return when the data is complete.
+ * The calls here instead enqueue the work on the caller's stream and return at once, with no
+ * host synchronization, so packing can sit inside an application's stream and inside CUDA
+ * graph capture. Semantics of the arguments are those of the synchronous twins.
+ *
+ * Memory: both buffers must be accessible from the GPU that runs the work: device memory of
+ * that GPU (or of a peer with peer access), managed memory, or pinned/registered host memory
+ * (the kernel then reads or writes it over PCIe/C2C: zero copy). Pageable host memory cannot be
+ * used stream-ordered: UCXDT_ERR_UNSUPPORTED (the synchronous calls stage it instead). The work
+ * runs on the device of the layout-side buffer (inbuf for pack, outbuf for unpack), or on the
+ * current device when that buffer is host memory; `stream` must belong to that device.
+ *
+ * Completion: the data is complete when the stream reaches the work; *position is advanced
+ * when the call returns (the packed size is known on the host). Errors detected on the host
+ * (bad arguments, truncation, memory that cannot be used) are returned before anything is
+ * enqueued; errors of the CUDA runtime are UCXDT_ERR_CUDA with the runtime's message in
+ * ucxdt_last_error().
+ *
+ * The first use of a (type, count) whose plan is a block list uploads its work units to the
+ * GPU (once per device; they are cached with an LRU bound, env UCXDT_GPU_PLAN_CACHE_MB,
+ * default 256) on an internal stream that the caller's stream then waits for.
+ *
+ * Thread safety: as ucxdt.h. Sources: Wu et al., HPDC'16 (work units, section 3.1);
+ * Jenkins et al., TPDS'14 (zero copy, section 3.2); CUDA runtime stream semantics.
+ */
+#ifndef UCXDT_UCXDT_CUDA_H
+#define UCXDT_UCXDT_CUDA_H
+
+#include <ucxdt/ucxdt.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** ucxdt_pack, enqueued on `stream`. */
+UCXDT_API ucxdt_status_t ucxdt_pack_async(const void *inbuf, int64_t incount, ucxdt_type_t type,
+                                          void *outbuf, int64_t outsize, int64_t *position,
+                                          cudaStream_t stream);
+
+/** ucxdt_unpack, enqueued on `stream`. */
+UCXDT_API ucxdt_status_t ucxdt_unpack_async(const void *inbuf, int64_t insize, int64_t *position,
+                                            void *outbuf, int64_t outcount, ucxdt_type_t type,
+                                            cudaStream_t stream);
+
+/** ucxdt_pack_range, enqueued on `stream`. */
+UCXDT_API ucxdt_status_t ucxdt_pack_range_async(const void *buf, int64_t count, ucxdt_type_t type,
+                                                int64_t offset, void *packed, int64_t length,
+                                                cudaStream_t stream);
+
+/** ucxdt_unpack_range, enqueued on `stream`. */
+UCXDT_API ucxdt_status_t ucxdt_unpack_range_async(const void *packed, int64_t offset,
+                                                  int64_t length, void *buf, int64_t count,
+                                                  ucxdt_type_t type, cudaStream_t stream);
+
+/** How the GPU engine moves a plan (diagnostics, tests and benchmarks). */
+typedef enum {
+    UCXDT_GPU_METHOD_COPY_ENGINE   = 0, /**< cudaMemcpyAsync: contiguous */
+    UCXDT_GPU_METHOD_COPY_ENGINE_2D = 1, /**< cudaMemcpy2DAsync: few long strided runs */
+    UCXDT_GPU_METHOD_STRIDED_KERNEL = 2, /**< strided kernel over N-D runs */
+    UCXDT_GPU_METHOD_UNIT_KERNEL   = 3  /**< kernel over cached work units of a block list */
+} ucxdt_gpu_method_t;
+
+/** The method the GPU engine uses for `count` elements of a committed type on the current
+ *  device (the choice depends on measured costs of that device). */
+UCXDT_API ucxdt_status_t ucxdt_gpu_method(ucxdt_type_t type, int64_t count,
+                                          ucxdt_gpu_method_t *method);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UCXDT_UCXDT_CUDA_H */

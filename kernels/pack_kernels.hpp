@@ -1,0 +1,72 @@
+// Launch interface of the pack/unpack kernels, shared by nvcc (kernels/*.cu) and the host
+// engine (src/uct_cuda/gpu_engine.cpp). Both kernels copy a window [offset, end) of a plan's
+// packed stream between the layout (user buffer) and the packed buffer, in either direction,
+// so fragments can be produced in any order (see docs/design.md, "GPU engine").
+#pragma once
+
+#include "fast_div.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace ucxdt::kernels {
+
+constexpr int kMaxDims = 8;
+
+/// Outer strided dims of a plan: index i decomposes over counts (innermost last) into a
+/// byte displacement sum(idx_k * stride_k).
+struct Dims {
+    int n = 0;
+    FastDiv count[kMaxDims];
+    int64_t stride[kMaxDims] = {};
+};
+
+/// STRIDED plans: runs of block_len bytes. Each run is cut into `ipr` pieces of at most
+/// `piece` bytes; a group of 2^lanes_log2 threads copies one piece `vec` bytes at a time.
+/// The host guarantees that vec divides block_len, piece, base, every stride, offset, end and
+/// both buffer addresses.
+struct StridedArgs {
+    char *layout = nullptr;       // user buffer (byte displacements are relative to it)
+    char *packed = nullptr;       // holds packed bytes [offset, end)
+    int64_t base = 0;             // displacement of run 0
+    Dims dims;                    // runs = prod(dims)
+    int64_t block_len = 0;
+    int64_t piece = 0;
+    FastDiv ipr;                  // pieces per run
+    uint64_t first_item = 0, items = 0;
+    int64_t offset = 0, end = 0;  // the packed window
+    int vec = 1;
+    int lanes_log2 = 0;
+    bool pack = true;             // layout -> packed; false: packed -> layout
+};
+
+/// A work unit of a block list (Wu et al., HPDC'16, 3.1): `len` bytes at layout
+/// displacement `src` (relative to the outer index's base) that are packed bytes
+/// [dst, dst + len) of one outer index's unit.
+struct Unit {
+    int64_t src;
+    int64_t dst;
+    int64_t len;
+};
+
+/// BLOCK_LIST plans: work item w is unit (w mod nunits) of outer index (w / nunits).
+struct UnitArgs {
+    char *layout = nullptr;
+    char *packed = nullptr;
+    int64_t base = 0;
+    Dims dims;
+    const Unit *units = nullptr;  // device memory
+    FastDiv nunits;
+    int64_t unit_size = 0;        // packed bytes per outer index
+    uint64_t first_item = 0, items = 0;
+    int64_t offset = 0, end = 0;
+    int lanes_log2 = 5;
+    bool pack = true;
+};
+
+/// Enqueue on `stream` (on the current device). Return the launch's status.
+cudaError_t launch_strided(const StridedArgs &args, cudaStream_t stream);
+cudaError_t launch_units(const UnitArgs &args, cudaStream_t stream);
+
+}  // namespace ucxdt::kernels

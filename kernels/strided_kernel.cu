@@ -1,0 +1,66 @@
+// Pack/unpack of STRIDED plans: every run has the same length, so a group of lanes per run
+// piece needs no list in memory, only the plan's dims (HAND's adaptive thread-block shape:
+// the group size follows the run length).
+#include "pack_kernels.hpp"
+
+#include "copy.cuh"
+
+namespace ucxdt::kernels {
+
+namespace {
+
+// V > 0: every address and length is a multiple of V (checked on the host). V == 0: any
+// alignment; each piece finds its widest access at run time.
+template <int V, bool PACK>
+__global__ void strided_kernel(const __grid_constant__ StridedArgs a) {
+    const int lanes = 1 << a.lanes_log2;
+    const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+    const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int lane = static_cast<int>(tid & (lanes - 1));
+    for (uint64_t t = tid; (t >> a.lanes_log2) < a.items; t += threads) {
+        const uint64_t item = a.first_item + (t >> a.lanes_log2);
+        const uint64_t run = a.ipr.div(item);
+        const int64_t piece = static_cast<int64_t>(item - run * a.ipr.d);
+        const int64_t p0 = static_cast<int64_t>(run) * a.block_len;  // packed position of run
+        const int64_t lo = max(p0 + piece * a.piece, a.offset);
+        const int64_t hi = min(min(p0 + (piece + 1) * a.piece, p0 + a.block_len), a.end);
+        if (lo >= hi) continue;
+        // lay[pos] and pk[pos] are the layout and packed bytes of packed position pos.
+        char *lay = at(a.layout, a.base + outer_disp(a.dims, run) - p0);
+        char *pk = at(a.packed, -a.offset);
+        char *dst = PACK ? pk : lay;
+        const char *src = PACK ? lay : pk;
+        if constexpr (V > 0) {
+            copy_vectors<V>(dst, src, lo, hi, lane, lanes);
+        } else {
+            copy_span(dst + lo, src + lo, hi - lo, lane, lanes);
+        }
+    }
+}
+
+template <int V>
+cudaError_t launch(const StridedArgs &a, dim3 grid, dim3 block, cudaStream_t stream) {
+    if (a.pack) strided_kernel<V, true><<<grid, block, 0, stream>>>(a);
+    else strided_kernel<V, false><<<grid, block, 0, stream>>>(a);
+    return cudaGetLastError();
+}
+
+}  // namespace
+
+unsigned grid_blocks(uint64_t threads, unsigned block);
+
+cudaError_t launch_strided(const StridedArgs &a, cudaStream_t stream) {
+    if (a.items == 0) return cudaSuccess;
+    constexpr unsigned kBlock = 256;
+    const dim3 grid(grid_blocks(a.items << a.lanes_log2, kBlock)), block(kBlock);
+    switch (a.vec) {
+    case 16: return launch<16>(a, grid, block, stream);
+    case 8: return launch<8>(a, grid, block, stream);
+    case 4: return launch<4>(a, grid, block, stream);
+    case 2: return launch<2>(a, grid, block, stream);
+    case 1: return launch<1>(a, grid, block, stream);
+    default: return launch<0>(a, grid, block, stream);
+    }
+}
+
+}  // namespace ucxdt::kernels

@@ -1,0 +1,45 @@
+// Pack/unpack of BLOCK_LIST plans over cached work units (Wu et al., HPDC'16, 3.1: the
+// host cuts blocks into units of bounded size so that one launch covers the whole list with
+// balanced groups of lanes).
+#include "pack_kernels.hpp"
+
+#include "copy.cuh"
+
+namespace ucxdt::kernels {
+
+namespace {
+
+template <bool PACK>
+__global__ void unit_kernel(const __grid_constant__ UnitArgs a) {
+    const int lanes = 1 << a.lanes_log2;
+    const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+    const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int lane = static_cast<int>(tid & (lanes - 1));
+    for (uint64_t t = tid; (t >> a.lanes_log2) < a.items; t += threads) {
+        const uint64_t w = a.first_item + (t >> a.lanes_log2);
+        const uint64_t outer = a.nunits.div(w);
+        const Unit u = a.units[w - outer * a.nunits.d];
+        const int64_t p0 = static_cast<int64_t>(outer) * a.unit_size + u.dst;
+        const int64_t lo = max(p0, a.offset), hi = min(p0 + u.len, a.end);
+        if (lo >= hi) continue;
+        char *lay = at(a.layout, a.base + outer_disp(a.dims, outer) + u.src + (lo - p0));
+        char *pk = at(a.packed, lo - a.offset);
+        if (PACK) copy_span(pk, lay, hi - lo, lane, lanes);
+        else copy_span(lay, pk, hi - lo, lane, lanes);
+    }
+}
+
+}  // namespace
+
+unsigned grid_blocks(uint64_t threads, unsigned block);
+
+cudaError_t launch_units(const UnitArgs &a, cudaStream_t stream) {
+    if (a.items == 0) return cudaSuccess;
+    constexpr unsigned kBlock = 256;
+    const dim3 grid(grid_blocks(a.items << a.lanes_log2, kBlock)), block(kBlock);
+    if (a.pack) unit_kernel<true><<<grid, block, 0, stream>>>(a);
+    else unit_kernel<false><<<grid, block, 0, stream>>>(a);
+    return cudaGetLastError();
+}
+
+}  // namespace ucxdt::kernels

@@ -1,0 +1,124 @@
+// MPI_Pack / MPI_Unpack (MPI-4.1 5.2) and byte-range packing of the packed stream.
+// Every check happens before the first byte is written or the first work is enqueued.
+#include "pack_ops.hpp"
+
+#include "api_util.hpp"
+#include "plan.hpp"
+#include "transfer.hpp"
+
+namespace ucxdt::ops {
+
+namespace {
+
+// The plan of (type, count) after validating both.
+ucxdt_status_t plan_for(ucxdt_type_t type, int64_t count, const char *count_name, PlanPtr *plan) {
+    std::shared_ptr<Type> t;
+    if (count < 0)
+        return fail(UCXDT_ERR_INVALID_PARAM, std::string(count_name) + " must be >= 0, got " +
+                                                 std::to_string(count));
+    if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
+    if (ucxdt_status_t st = require_committed(*t, "type")) return st;
+    return get_plan(*t, count, plan);
+}
+
+// The packed side must exist whenever there are bytes to move; the layout side may be NULL
+// (MPI_BOTTOM: displacements are then absolute addresses).
+ucxdt_status_t check_packed(const void *packed, const char *name, int64_t bytes) {
+    if (bytes > 0 && !packed)
+        return fail(UCXDT_ERR_INVALID_PARAM, std::string(name) + " must not be NULL");
+    return UCXDT_OK;
+}
+
+ucxdt_status_t check_position(const int64_t *position, int64_t size, const char *size_name) {
+    if (!position) return fail(UCXDT_ERR_INVALID_PARAM, "position must not be NULL");
+    if (size < 0) return fail(UCXDT_ERR_INVALID_PARAM, std::string(size_name) + " must be >= 0");
+    if (*position < 0) return fail(UCXDT_ERR_INVALID_PARAM, "*position must be >= 0");
+    return UCXDT_OK;
+}
+
+ucxdt_status_t check_range(int64_t offset, int64_t length) {
+    if (offset < 0 || length < 0)
+        return fail(UCXDT_ERR_INVALID_PARAM, "offset and length must be >= 0");
+    return UCXDT_OK;
+}
+
+std::string range_text(int64_t offset, int64_t length, int64_t total) {
+    return "range [offset, offset + length) = [" + std::to_string(offset) + ", +" +
+           std::to_string(length) + ") is outside the " + std::to_string(total) +
+           " bytes of the packed stream";
+}
+
+char *mut(const void *p) { return static_cast<char *>(const_cast<void *>(p)); }
+
+}  // namespace
+
+ucxdt_status_t pack(const void *inbuf, int64_t incount, ucxdt_type_t type, void *outbuf,
+                    int64_t outsize, int64_t *position, const cudaStream_t *stream) {
+    return guard([&]() -> ucxdt_status_t {
+        PlanPtr plan;
+        if (ucxdt_status_t st = check_position(position, outsize, "outsize")) return st;
+        if (ucxdt_status_t st = plan_for(type, incount, "incount", &plan)) return st;
+        const int64_t n = plan->packed_size;
+        if (*position > outsize || n > outsize - *position)
+            return fail(UCXDT_ERR_TRUNCATED, "outsize " + std::to_string(outsize) +
+                                                 " is too small for " + std::to_string(n) +
+                                                 " packed bytes at position " +
+                                                 std::to_string(*position));
+        if (ucxdt_status_t st = check_packed(outbuf, "outbuf", n)) return st;
+        if (ucxdt_status_t st = transfer(*plan, mut(inbuf), static_cast<char *>(outbuf) + *position,
+                                         0, n, true, stream))
+            return st;
+        *position += n;
+        return UCXDT_OK;
+    });
+}
+
+ucxdt_status_t unpack(const void *inbuf, int64_t insize, int64_t *position, void *outbuf,
+                      int64_t outcount, ucxdt_type_t type, const cudaStream_t *stream) {
+    return guard([&]() -> ucxdt_status_t {
+        PlanPtr plan;
+        if (ucxdt_status_t st = check_position(position, insize, "insize")) return st;
+        if (ucxdt_status_t st = plan_for(type, outcount, "outcount", &plan)) return st;
+        const int64_t n = plan->packed_size;
+        if (*position > insize || n > insize - *position)
+            return fail(UCXDT_ERR_TRUNCATED, "insize " + std::to_string(insize) +
+                                                 " holds fewer than " + std::to_string(n) +
+                                                 " packed bytes after position " +
+                                                 std::to_string(*position));
+        if (ucxdt_status_t st = check_packed(inbuf, "inbuf", n)) return st;
+        if (ucxdt_status_t st = transfer(*plan, static_cast<char *>(outbuf),
+                                         mut(inbuf) + *position, 0, n, false, stream))
+            return st;
+        *position += n;
+        return UCXDT_OK;
+    });
+}
+
+ucxdt_status_t pack_range(const void *buf, int64_t count, ucxdt_type_t type, int64_t offset,
+                          void *packed, int64_t length, const cudaStream_t *stream) {
+    return guard([&]() -> ucxdt_status_t {
+        PlanPtr plan;
+        if (ucxdt_status_t st = check_range(offset, length)) return st;
+        if (ucxdt_status_t st = plan_for(type, count, "count", &plan)) return st;
+        if (offset > plan->packed_size || length > plan->packed_size - offset)
+            return fail(UCXDT_ERR_INVALID_PARAM, range_text(offset, length, plan->packed_size));
+        if (ucxdt_status_t st = check_packed(packed, "packed", length)) return st;
+        return transfer(*plan, mut(buf), static_cast<char *>(packed), offset, length, true, stream);
+    });
+}
+
+ucxdt_status_t unpack_range(const void *packed, int64_t offset, int64_t length, void *buf,
+                            int64_t count, ucxdt_type_t type, const cudaStream_t *stream) {
+    return guard([&]() -> ucxdt_status_t {
+        PlanPtr plan;
+        if (ucxdt_status_t st = check_range(offset, length)) return st;
+        if (ucxdt_status_t st = plan_for(type, count, "count", &plan)) return st;
+        if (offset > plan->packed_size || length > plan->packed_size - offset)
+            return fail(UCXDT_ERR_TRUNCATED, range_text(offset, length, plan->packed_size) +
+                                                 " of the receive layout");
+        if (ucxdt_status_t st = check_packed(packed, "packed", length)) return st;
+        return transfer(*plan, static_cast<char *>(buf), mut(packed), offset, length, false, stream);
+    });
+}
+
+}  // namespace ucxdt::ops

@@ -1,0 +1,19 @@
+// Routes a packed-stream window to the engine that can reach both buffers: the CPU engine
+// for host memory, the GPU engine when either side is device or managed memory, and the
+// bounded staging buffers when one side is pageable host memory that a GPU cannot touch.
+#pragma once
+
+#include "plan.hpp"
+
+#include <cuda_runtime_api.h>
+
+namespace ucxdt {
+
+/// Moves packed bytes [offset, offset + length) of (layout, p) to or from `packed` (pack:
+/// layout -> packed) and returns when they are in place. When stream is non-null, enqueues
+/// the work on *stream instead, without host synchronization; both buffers must then be
+/// GPU-accessible (UCXDT_ERR_UNSUPPORTED otherwise).
+ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
+                        bool pack, const cudaStream_t *stream);
+
+}  // namespace ucxdt

@@ -1,0 +1,186 @@
+#include "gpu_engine.hpp"
+
+#include "cuda_check.hpp"
+#include "pack_kernels.hpp"
+#include "method.hpp"
+#include "unit_cache.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace ucxdt::cuda {
+
+namespace {
+
+using kernels::kMaxDims;
+
+char *at(char *base, int64_t disp) {
+    return reinterpret_cast<char *>(reinterpret_cast<uintptr_t>(base) + static_cast<uintptr_t>(disp));
+}
+
+kernels::Dims to_dims(const std::vector<Plan::Dim> &dims, size_t first) {
+    kernels::Dims d;
+    d.n = static_cast<int>(dims.size() - first);
+    for (int k = 0; k < d.n; ++k) {
+        d.count[k] = kernels::FastDiv(static_cast<uint64_t>(dims[first + k].count));
+        d.stride[k] = dims[first + k].stride;
+    }
+    return d;
+}
+
+// A window [offset, end) of a plan whose dims the kernels take at most kMaxDims of. Calls
+// launch(base, dims from `first`, offset, end, packed) once, or, with more dims, once per
+// index of the leading dims the kernels cannot take (rare: subarrays of many dimensions).
+using Launch = std::function<ucxdt_status_t(int64_t base, size_t first, int64_t offset,
+                                            int64_t end, char *packed)>;
+
+ucxdt_status_t split_dims(const Plan &p, int64_t offset, int64_t end, char *packed,
+                          const Launch &launch) {
+    if (p.dims.size() <= static_cast<size_t>(kMaxDims)) return launch(p.base, 0, offset, end, packed);
+    const size_t first = p.dims.size() - kMaxDims;
+    int64_t inner_bytes = p.unit_size;  // packed bytes per index of the leading dims
+    for (size_t k = first; k < p.dims.size(); ++k) inner_bytes *= p.dims[k].count;
+    for (int64_t o = offset / inner_bytes; o * inner_bytes < end; ++o) {
+        int64_t disp = 0, rest = o;
+        for (size_t k = first; k-- > 0;) {
+            disp += rest % p.dims[k].count * p.dims[k].stride;
+            rest /= p.dims[k].count;
+        }
+        const int64_t lo = std::max(offset, o * inner_bytes);
+        const int64_t hi = std::min(end, (o + 1) * inner_bytes);
+        if (ucxdt_status_t st = launch(p.base + disp, first, lo - o * inner_bytes,
+                                       hi - o * inner_bytes, packed + (lo - offset)))
+            return st;
+    }
+    return UCXDT_OK;
+}
+
+bool divides(int64_t v, int64_t x) { return x % v == 0; }
+
+ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
+                              int64_t length, bool pack, cudaStream_t stream) {
+    return split_dims(p, offset, offset + length, packed,
+                      [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
+        kernels::StridedArgs a;
+        a.layout = layout;
+        a.packed = pk;
+        a.base = base;
+        a.dims = to_dims(p.dims, first);
+        a.block_len = p.block_len;
+        a.offset = lo;
+        a.end = hi;
+        a.pack = pack;
+        // The widest access that every run start, length and both buffers allow.
+        int v = 16;
+        auto fits = [&](int64_t w) {
+            bool ok = divides(w, p.block_len) && divides(w, base) && divides(w, lo) &&
+                      divides(w, hi) && divides(w, reinterpret_cast<intptr_t>(layout)) &&
+                      divides(w, reinterpret_cast<intptr_t>(pk));
+            for (int k = 0; k < a.dims.n; ++k) ok = ok && divides(w, a.dims.stride[k]);
+            return ok;
+        };
+        while (v > 1 && !fits(v)) v /= 2;
+        // Long misaligned runs do better finding their alignment per piece than bytewise.
+        a.vec = (v < 4 && p.block_len >= 64) ? 0 : v;
+        const int64_t per_lane = a.vec ? a.vec : 16;
+        while (a.lanes_log2 < 5 && (per_lane << a.lanes_log2) < p.block_len) ++a.lanes_log2;
+        const int64_t max_piece = (per_lane << a.lanes_log2) * 8;
+        a.piece = std::min(p.block_len, max_piece);
+        const int64_t ipr = (p.block_len + a.piece - 1) / a.piece;
+        a.ipr = kernels::FastDiv(static_cast<uint64_t>(ipr));
+        const int64_t r0 = lo / p.block_len, r1 = (hi - 1) / p.block_len;
+        const int64_t i0 = r0 * ipr + (lo - r0 * p.block_len) / a.piece;
+        const int64_t i1 = r1 * ipr + (hi - 1 - r1 * p.block_len) / a.piece;
+        a.first_item = static_cast<uint64_t>(i0);
+        a.items = static_cast<uint64_t>(i1 - i0 + 1);
+        return check(kernels::launch_strided(a, stream), "strided pack kernel launch");
+    });
+}
+
+ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
+                           int64_t length, bool pack, int device, cudaStream_t stream) {
+    std::shared_ptr<const DeviceUnits> units;
+    if (ucxdt_status_t st = device_units(p, device, &units)) return st;
+    const uint64_t n = units->host.size();
+    return split_dims(p, offset, offset + length, packed,
+                      [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
+        kernels::UnitArgs a;
+        a.layout = layout;
+        a.packed = pk;
+        a.base = base;
+        a.dims = to_dims(p.dims, first);
+        a.units = units->device;
+        a.nunits = kernels::FastDiv(n);
+        a.unit_size = p.unit_size;
+        a.offset = lo;
+        a.end = hi;
+        a.lanes_log2 = units->lanes_log2;
+        a.pack = pack;
+        const int64_t o0 = lo / p.unit_size, o1 = (hi - 1) / p.unit_size;
+        const uint64_t w0 = static_cast<uint64_t>(o0) * n + unit_at(units->host, lo - o0 * p.unit_size);
+        const uint64_t w1 =
+            static_cast<uint64_t>(o1) * n + unit_at(units->host, hi - 1 - o1 * p.unit_size);
+        a.first_item = w0;
+        a.items = w1 - w0 + 1;
+        return check(kernels::launch_units(a, stream), "work-unit pack kernel launch");
+    });
+}
+
+// Whole rows through cudaMemcpy2DAsync, partial rows at the window's ends through 1-D copies.
+ucxdt_status_t copy_2d(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
+                       bool pack, cudaStream_t stream) {
+    const int64_t bl = p.block_len, stride = p.dims[0].stride, end = offset + length;
+    for (int64_t pos = offset; pos < end;) {
+        const int64_t r = pos / bl, within = pos - r * bl;
+        char *lay = at(layout, p.base + r * stride + within);
+        char *pk = packed + (pos - offset);
+        cudaError_t err;
+        int64_t n;
+        if (within != 0 || end - pos < bl) {
+            n = std::min(bl - within, end - pos);
+            err = cudaMemcpyAsync(pack ? pk : lay, pack ? lay : pk, static_cast<size_t>(n),
+                                  cudaMemcpyDefault, stream);
+        } else {
+            const int64_t rows = (end - pos) / bl;
+            n = rows * bl;
+            err = pack ? cudaMemcpy2DAsync(pk, bl, lay, stride, bl, rows, cudaMemcpyDefault, stream)
+                       : cudaMemcpy2DAsync(lay, stride, pk, bl, bl, rows, cudaMemcpyDefault, stream);
+        }
+        if (ucxdt_status_t st = check(err, "cudaMemcpy2DAsync / cudaMemcpyAsync")) return st;
+        pos += n;
+    }
+    return UCXDT_OK;
+}
+
+}  // namespace
+
+ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
+                                  int64_t length, bool pack, cudaStream_t stream) {
+    if (length == 0) return UCXDT_OK;
+    if (p.cls == UCXDT_PLAN_CONTIGUOUS) {
+        char *lay = at(layout, p.base + offset);
+        return check(cudaMemcpyAsync(pack ? packed : lay, pack ? lay : packed,
+                                     static_cast<size_t>(length), cudaMemcpyDefault, stream),
+                     "cudaMemcpyAsync");
+    }
+    return strided_kernel(p, layout, packed, offset, length, pack, stream);
+}
+
+ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t offset,
+                              int64_t length, bool pack, int device, cudaStream_t stream) {
+    if (length == 0) return UCXDT_OK;
+    ucxdt_gpu_method_t method;
+    if (ucxdt_status_t st = choose_method(p, device, &method)) return st;
+    switch (method) {
+    case UCXDT_GPU_METHOD_COPY_ENGINE:
+    case UCXDT_GPU_METHOD_STRIDED_KERNEL:
+        return launch_plan_kernel(p, layout, packed, offset, length, pack, stream);
+    case UCXDT_GPU_METHOD_COPY_ENGINE_2D:
+        return copy_2d(p, layout, packed, offset, length, pack, stream);
+    case UCXDT_GPU_METHOD_UNIT_KERNEL:
+        return unit_kernel(p, layout, packed, offset, length, pack, device, stream);
+    }
+    return UCXDT_OK;
+}
+
+}  // namespace ucxdt::cuda

@@ -1,0 +1,129 @@
+#include <cuda_runtime.h>
+
+#include "method.hpp"
+
+#include "cuda_check.hpp"
+#include "gpu_engine.hpp"
+#include "resources.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace ucxdt::cuda {
+
+namespace {
+
+// Median of `reps` event-timed runs of `enqueue` on `stream`, after one warm-up, in seconds.
+template <typename Enqueue>
+ucxdt_status_t time_median(cudaStream_t stream, int reps, Enqueue &&enqueue, double *seconds) {
+    cudaEvent_t start, stop;
+    if (ucxdt_status_t st = check(cudaEventCreate(&start), "cudaEventCreate")) return st;
+    if (ucxdt_status_t st = check(cudaEventCreate(&stop), "cudaEventCreate")) {
+        cudaEventDestroy(start);
+        return st;
+    }
+    std::vector<double> t;
+    ucxdt_status_t st = enqueue();
+    for (int i = 0; i < reps && !st; ++i) {
+        float ms = 0;
+        cudaEventRecord(start, stream);
+        st = enqueue();
+        cudaEventRecord(stop, stream);
+        if (!st) st = check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+        if (!st) st = check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+        t.push_back(ms * 1e-3);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    if (st) return st;
+    std::sort(t.begin(), t.end());
+    *seconds = t[t.size() / 2];
+    return UCXDT_OK;
+}
+
+ucxdt_status_t calibrate(int device, CopyCosts *c) {
+    DeviceGuard guard(device);
+    if (ucxdt_status_t st = guard.status()) return st;
+    cudaStream_t stream;
+    if (ucxdt_status_t st = internal_stream(device, &stream)) return st;
+    constexpr int64_t kBytes = 8 << 20;
+    char *src = nullptr, *dst = nullptr;
+    if (ucxdt_status_t st = check(cudaMalloc(&src, 2 * kBytes), "cudaMalloc (calibration)"))
+        return st;
+    ucxdt_status_t st = check(cudaMalloc(&dst, kBytes), "cudaMalloc (calibration)");
+    // Two shapes of the same bytes separate the per-row cost from the bandwidth.
+    const int64_t wide_rows = 64, narrow_rows = 8192;
+    double t_wide = 0, t_narrow = 0, t_kernel = 0;
+    auto copy2d = [&](int64_t rows) {
+        const int64_t w = kBytes / rows;
+        return check(cudaMemcpy2DAsync(dst, w, src, 2 * w, w, rows, cudaMemcpyDeviceToDevice,
+                                       stream),
+                     "cudaMemcpy2DAsync (calibration)");
+    };
+    if (!st) st = time_median(stream, 5, [&] { return copy2d(wide_rows); }, &t_wide);
+    if (!st) st = time_median(stream, 5, [&] { return copy2d(narrow_rows); }, &t_narrow);
+    if (!st) {
+        Plan p;
+        p.cls = UCXDT_PLAN_STRIDED;
+        p.packed_size = kBytes;
+        p.block_len = p.unit_size = kBytes / narrow_rows;
+        p.dims = {{narrow_rows, 2 * p.block_len}};
+        st = time_median(stream, 5, [&] {
+            return launch_plan_kernel(p, src, dst, 0, kBytes, true, stream);
+        }, &t_kernel);
+    }
+    cudaFree(src);
+    cudaFree(dst);
+    if (st) return st;
+    c->row_seconds = std::max(0.0, (t_narrow - t_wide) / double(narrow_rows - wide_rows));
+    c->copy_bytes_per_s = kBytes / std::max(1e-9, t_wide - wide_rows * c->row_seconds);
+    c->kernel_bytes_per_s = kBytes / std::max(1e-9, t_kernel);
+    return UCXDT_OK;
+}
+
+ucxdt_status_t costs(int device, CopyCosts *out) {
+    static std::mutex mutex;
+    static std::map<int, CopyCosts> measured;
+    std::lock_guard lock(mutex);
+    auto it = measured.find(device);
+    if (it == measured.end()) {
+        CopyCosts c;
+        if (ucxdt_status_t st = calibrate(device, &c)) return st;
+        it = measured.emplace(device, c).first;
+    }
+    *out = it->second;
+    return UCXDT_OK;
+}
+
+}  // namespace
+
+ucxdt_status_t choose_method(const Plan &p, int device, ucxdt_gpu_method_t *method) {
+    switch (p.cls) {
+    case UCXDT_PLAN_CONTIGUOUS: *method = UCXDT_GPU_METHOD_COPY_ENGINE; return UCXDT_OK;
+    case UCXDT_PLAN_BLOCK_LIST: *method = UCXDT_GPU_METHOD_UNIT_KERNEL; return UCXDT_OK;
+    case UCXDT_PLAN_STRIDED: break;
+    }
+    *method = UCXDT_GPU_METHOD_STRIDED_KERNEL;
+    // The 2-D copy engine takes one strided level with rows that do not overlap.
+    const bool copy_ok = p.dims.size() == 1 && p.dims[0].stride >= p.block_len;
+    if (!copy_ok) return UCXDT_OK;
+    static const char *force = std::getenv("UCXDT_GPU_METHOD");
+    if (force && std::strcmp(force, "kernel") == 0) return UCXDT_OK;
+    if (force && std::strcmp(force, "copy") == 0) {
+        *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
+        return UCXDT_OK;
+    }
+    CopyCosts c;
+    if (ucxdt_status_t st = costs(device, &c)) return st;
+    const double bytes = static_cast<double>(p.packed_size);
+    const double t_copy = p.dims[0].count * c.row_seconds + bytes / c.copy_bytes_per_s;
+    const double t_kernel = bytes / c.kernel_bytes_per_s;
+    if (t_copy < t_kernel) *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
+    return UCXDT_OK;
+}
+
+}  // namespace ucxdt::cuda

@@ -1,0 +1,22 @@
+// Which mechanism moves a plan on a GPU: the copy engine or a kernel, chosen by a cost model
+// whose constants are measured once per device (HAND, Shi et al.: automatic selection).
+#pragma once
+
+#include "ucp_dt/plan.hpp"
+
+#include <ucxdt/ucxdt_cuda.h>
+
+namespace ucxdt::cuda {
+
+/// Measured once per device, on first need.
+struct CopyCosts {
+    double row_seconds = 0;       // cudaMemcpy2DAsync cost per row
+    double copy_bytes_per_s = 0;  // its bandwidth
+    double kernel_bytes_per_s = 0;  // strided kernel bandwidth on 1 KiB runs
+};
+
+/// The method for plan `p` on `device`. Env UCXDT_GPU_METHOD=kernel|copy forces kernels or
+/// the 2-D copy engine wherever the plan allows it.
+ucxdt_status_t choose_method(const Plan &p, int device, ucxdt_gpu_method_t *method);
+
+}  // namespace ucxdt::cuda

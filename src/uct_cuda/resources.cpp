@@ -1,0 +1,74 @@
+#include <cuda_runtime.h>
+
+#include "resources.hpp"
+
+#include "cuda_check.hpp"
+
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+namespace ucxdt::cuda {
+
+namespace {
+
+struct DeviceResources {
+    std::mutex mutex;          // guards the lazy creation below
+    cudaStream_t stream = nullptr;
+    std::mutex staging_mutex;  // held by a Staging for its whole use
+    char *device_buf = nullptr, *host_buf = nullptr;
+};
+
+DeviceResources &resources(int device) {
+    static std::mutex mutex;
+    static std::vector<std::unique_ptr<DeviceResources>> all;
+    std::lock_guard lock(mutex);
+    if (device >= static_cast<int>(all.size())) all.resize(static_cast<size_t>(device) + 1);
+    if (!all[device]) all[device] = std::make_unique<DeviceResources>();
+    return *all[device];
+}
+
+}  // namespace
+
+int64_t staging_bytes() {
+    static const int64_t bytes = [] {
+        const char *env = std::getenv("UCXDT_STAGING_MB");
+        const long mb = env ? std::strtol(env, nullptr, 10) : 32;
+        return static_cast<int64_t>(mb > 0 ? mb : 32) << 20;
+    }();
+    return bytes;
+}
+
+ucxdt_status_t internal_stream(int device, cudaStream_t *stream) {
+    DeviceResources &r = resources(device);
+    std::lock_guard lock(r.mutex);
+    if (!r.stream) {
+        DeviceGuard guard(device);
+        if (ucxdt_status_t st = guard.status()) return st;
+        if (ucxdt_status_t st = check(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking),
+                                      "cudaStreamCreateWithFlags"))
+            return st;
+    }
+    *stream = r.stream;
+    return UCXDT_OK;
+}
+
+Staging::Staging(int device) {
+    DeviceResources &r = resources(device);
+    lock_ = std::unique_lock(r.staging_mutex);
+    if (!r.device_buf) {
+        DeviceGuard guard(device);
+        if ((status_ = guard.status())) return;
+        if ((status_ = check(cudaMalloc(&r.device_buf, staging_bytes()), "cudaMalloc (staging)")))
+            return;
+    }
+    if (!r.host_buf &&
+        (status_ = check(cudaMallocHost(&r.host_buf, staging_bytes()), "cudaMallocHost (staging)")))
+        return;
+    device_buf_ = r.device_buf;
+    host_buf_ = r.host_buf;
+}
+
+Staging::~Staging() = default;
+
+}  // namespace ucxdt::cuda
