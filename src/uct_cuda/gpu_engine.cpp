@@ -97,11 +97,11 @@ ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t
     });
 }
 
-ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
-                           int64_t length, bool pack, int device, cudaStream_t stream) {
-    std::shared_ptr<const DeviceUnits> units;
-    if (ucxdt_status_t st = device_units(p, device, &units)) return st;
-    const uint64_t n = units->host.size();
+// Work items [first_item, last_item) of the window [offset, offset + length), on units `u`.
+ucxdt_status_t unit_launch(const Plan &p, const DeviceUnits &u, char *layout, char *packed,
+                           int64_t offset, int64_t length, bool pack, cudaStream_t stream,
+                           uint64_t first_item, uint64_t last_item) {
+    const uint64_t n = u.count;
     return split_dims(p, offset, offset + length, packed,
                       [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
         kernels::UnitArgs a;
@@ -109,21 +109,41 @@ ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t of
         a.packed = pk;
         a.base = base;
         a.dims = to_dims(p.dims, first);
-        a.units = units->device;
+        a.units = u.device;
         a.nunits = kernels::FastDiv(n);
         a.unit_size = p.unit_size;
         a.offset = lo;
         a.end = hi;
-        a.lanes_log2 = units->lanes_log2;
+        a.lanes_log2 = u.lanes_log2;
         a.pack = pack;
         const int64_t o0 = lo / p.unit_size, o1 = (hi - 1) / p.unit_size;
-        const uint64_t w0 = static_cast<uint64_t>(o0) * n + unit_at(units->host, lo - o0 * p.unit_size);
-        const uint64_t w1 =
-            static_cast<uint64_t>(o1) * n + unit_at(units->host, hi - 1 - o1 * p.unit_size);
+        const uint64_t w0 =
+            std::max(static_cast<uint64_t>(o0) * n + unit_at(u, lo - o0 * p.unit_size), first_item);
+        const uint64_t w1 = std::min(
+            static_cast<uint64_t>(o1) * n + unit_at(u, hi - 1 - o1 * p.unit_size) + 1, last_item);
+        if (w0 >= w1) return UCXDT_OK;
         a.first_item = w0;
-        a.items = w1 - w0 + 1;
+        a.items = w1 - w0;
         return check(kernels::launch_units(a, stream), "work-unit pack kernel launch");
     });
+}
+
+ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
+                           int64_t length, bool pack, int device, cudaStream_t stream) {
+    std::shared_ptr<const DeviceUnits> units;
+    bool fresh = false, chunked = false;
+    // With one outer index, work item i is unit i: the first use can pack each chunk of
+    // units as soon as it is uploaded.
+    ChunkReady on_chunk;
+    if (p.dims.empty())
+        on_chunk = [&](const DeviceUnits &u, uint64_t first, uint64_t last) {
+            chunked = true;
+            return unit_launch(p, u, layout, packed, offset, length, pack, stream, first, last);
+        };
+    if (ucxdt_status_t st = device_units(p, device, &stream, on_chunk, &units, &fresh)) return st;
+    if (chunked) return UCXDT_OK;
+    if (ucxdt_status_t st = wait_ready(*units, stream)) return st;
+    return unit_launch(p, *units, layout, packed, offset, length, pack, stream, 0, UINT64_MAX);
 }
 
 // Whole rows through cudaMemcpy2DAsync, partial rows at the window's ends through 1-D copies.

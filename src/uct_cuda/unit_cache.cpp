@@ -13,6 +13,9 @@ namespace ucxdt::cuda {
 
 namespace {
 
+// Units cut and uploaded per step of a pipelined first use (768 KiB of units).
+constexpr uint64_t kChunkUnits = 32768;
+
 int64_t cache_limit() {
     static const int64_t bytes = [] {
         const char *env = std::getenv("UCXDT_GPU_PLAN_CACHE_MB");
@@ -34,43 +37,75 @@ std::mutex cache_mutex;
 std::list<Entry> cache;
 int64_t cached_bytes = 0;
 
-int lanes_for(const std::vector<kernels::Unit> &units) {
-    int64_t total = 0;
-    for (const auto &u : units) total += u.len;
-    const int64_t mean = units.empty() ? 1 : total / static_cast<int64_t>(units.size());
-    // One lane per 16 bytes of a typical unit, up to a warp.
-    int lg = 0;
-    while (lg < 5 && (int64_t{16} << lg) < mean) ++lg;
-    return lg;
+// Cuts the plan's blocks into units, one chunk at a time: the state of the cut between chunks.
+class Cutter {
+public:
+    explicit Cutter(const Plan &p) : p_(p) {}
+
+    uint64_t total() const {
+        uint64_t n = 0;
+        for (int64_t len : p_.len) n += static_cast<uint64_t>((len + kUnitBytes - 1) / kUnitBytes);
+        return n;
+    }
+
+    /// Writes up to `max` units at `out`; returns how many.
+    uint64_t cut(kernels::Unit *out, uint64_t max) {
+        uint64_t n = 0;
+        for (; n < max && block_ < p_.len.size(); ++n) {
+            const int64_t len = std::min(kUnitBytes, p_.len[block_] - at_);
+            out[n] = {p_.disp[block_] + at_, p_.prefix[block_] + at_, len};
+            at_ += len;
+            if (at_ == p_.len[block_]) ++block_, at_ = 0;
+        }
+        return n;
+    }
+
+private:
+    const Plan &p_;
+    size_t block_ = 0;
+    int64_t at_ = 0;
+};
+
+void insert(const Plan &p, int device, const std::shared_ptr<const DeviceUnits> &units) {
+    const int64_t bytes = static_cast<int64_t>(units->count * sizeof(kernels::Unit));
+    std::lock_guard lock(cache_mutex);
+    cache.push_front({p.id, device, units, bytes});
+    cached_bytes += bytes;
+    // The newest entry stays even if it alone exceeds the bound: its caller needs it now.
+    while (cached_bytes > cache_limit() && cache.size() > 1) {
+        cached_bytes -= cache.back().bytes;
+        cache.pop_back();
+    }
 }
 
 }  // namespace
 
 DeviceUnits::~DeviceUnits() {
-    if (device) {
-        DeviceGuard guard(device_id);
-        cudaFree(device);  // waits for work still using the units
-    }
+    DeviceGuard guard(device_id);
+    if (device) cudaFree(device);  // waits for work still using the units
+    if (host) cudaFreeHost(host);
+    if (ready) cudaEventDestroy(ready);
 }
 
-std::vector<kernels::Unit> cut_units(const Plan &p) {
-    std::vector<kernels::Unit> units;
-    size_t n = 0;
-    for (int64_t len : p.len) n += static_cast<size_t>((len + kUnitBytes - 1) / kUnitBytes);
-    units.reserve(n);
-    for (size_t j = 0; j < p.len.size(); ++j)
-        for (int64_t at = 0; at < p.len[j]; at += kUnitBytes)
-            units.push_back({p.disp[j] + at, p.prefix[j] + at, std::min(kUnitBytes, p.len[j] - at)});
-    return units;
+ucxdt_status_t wait_ready(const DeviceUnits &units, cudaStream_t stream) {
+    if (!units.ready || cudaEventQuery(units.ready) == cudaSuccess) return UCXDT_OK;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaStreamIsCapturing(stream, &capture);
+    // A graph cannot depend on an event recorded outside it: wait on the host instead.
+    if (capture != cudaStreamCaptureStatusNone)
+        return check(cudaEventSynchronize(units.ready), "cudaEventSynchronize (work units)");
+    return check(cudaStreamWaitEvent(stream, units.ready, 0), "cudaStreamWaitEvent (work units)");
 }
 
-uint64_t unit_at(const std::vector<kernels::Unit> &units, int64_t pos) {
-    auto it = std::upper_bound(units.begin(), units.end(), pos,
-                               [](int64_t v, const kernels::Unit &u) { return v < u.dst; });
-    return static_cast<uint64_t>(it - units.begin()) - 1;
+uint64_t unit_at(const DeviceUnits &units, int64_t pos) {
+    const kernels::Unit *begin = units.host, *end = units.host + units.count;
+    const kernels::Unit *it = std::upper_bound(
+        begin, end, pos, [](int64_t v, const kernels::Unit &u) { return v < u.dst; });
+    return static_cast<uint64_t>(it - begin) - 1;
 }
 
-ucxdt_status_t device_units(const Plan &p, int device, std::shared_ptr<const DeviceUnits> *out,
+ucxdt_status_t device_units(const Plan &p, int device, const cudaStream_t *stream,
+                            const ChunkReady &on_chunk, std::shared_ptr<const DeviceUnits> *out,
                             bool *fresh) {
     {
         std::lock_guard lock(cache_mutex);
@@ -78,40 +113,53 @@ ucxdt_status_t device_units(const Plan &p, int device, std::shared_ptr<const Dev
             if (it->plan_id == p.id && it->device == device) {
                 cache.splice(cache.begin(), cache, it);
                 *out = it->units;
-                if (fresh) *fresh = false;
+                *fresh = false;
                 return UCXDT_OK;
             }
         }
     }
+    *fresh = true;
+    Cutter cutter(p);
     auto units = std::make_shared<DeviceUnits>();
-    units->host = cut_units(p);
-    units->lanes_log2 = lanes_for(units->host);
     units->device_id = device;
-    const int64_t bytes = static_cast<int64_t>(units->host.size() * sizeof(kernels::Unit));
-    {
-        DeviceGuard guard(device);
-        if (ucxdt_status_t st = guard.status()) return st;
-        // The upload may happen while the caller's stream is being captured into a graph:
-        // relaxed mode lets these allocations and copies run outside the capture.
-        cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-        cudaThreadExchangeStreamCaptureMode(&mode);
-        ucxdt_status_t st = check(cudaMalloc(&units->device, bytes), "cudaMalloc (work units)");
-        if (!st)
-            st = check(cudaMemcpy(units->device, units->host.data(), bytes, cudaMemcpyHostToDevice),
-                       "cudaMemcpy (work units)");
-        cudaThreadExchangeStreamCaptureMode(&mode);
-        if (st) return st;
+    units->count = cutter.total();
+    // One lane per 16 bytes of a mean unit, up to a warp.
+    const int64_t mean = p.unit_size / static_cast<int64_t>(std::max<uint64_t>(1, units->count));
+    units->lanes_log2 = 0;
+    while (units->lanes_log2 < 5 && (int64_t{16} << units->lanes_log2) < mean) ++units->lanes_log2;
+    const size_t bytes = units->count * sizeof(kernels::Unit);
+
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (stream && cudaStreamIsCapturing(*stream, &capture) != cudaSuccess) capture =
+        cudaStreamCaptureStatusActive;
+    // A graph would replay the upload but the cache would outlive an unlaunched graph, so
+    // captured first uses upload eagerly, outside the capture (relaxed mode permits it).
+    const bool pipelined = stream && on_chunk && capture == cudaStreamCaptureStatusNone;
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    if (!pipelined) cudaThreadExchangeStreamCaptureMode(&mode);
+    ucxdt_status_t st = check(cudaMallocHost(&units->host, bytes), "cudaMallocHost (work units)");
+    if (!st) st = check(cudaMalloc(&units->device, bytes), "cudaMalloc (work units)");
+    if (!st && pipelined) {
+        for (uint64_t first = 0; !st && first < units->count;) {
+            const uint64_t n = cutter.cut(units->host + first, kChunkUnits);
+            st = check(cudaMemcpyAsync(units->device + first, units->host + first,
+                                       n * sizeof(kernels::Unit), cudaMemcpyHostToDevice, *stream),
+                       "cudaMemcpyAsync (work units)");
+            if (!st) st = on_chunk(*units, first, first + n);
+            first += n;
+        }
+        if (!st) st = check(cudaEventCreateWithFlags(&units->ready, cudaEventDisableTiming),
+                            "cudaEventCreate (work units)");
+        if (!st) st = check(cudaEventRecord(units->ready, *stream), "cudaEventRecord (work units)");
+    } else if (!st) {
+        cutter.cut(units->host, units->count);
+        st = check(cudaMemcpy(units->device, units->host, bytes, cudaMemcpyHostToDevice),
+                   "cudaMemcpy (work units)");
     }
-    std::lock_guard lock(cache_mutex);
-    cache.push_front({p.id, device, units, bytes});
-    cached_bytes += bytes;
-    // The newest entry stays even if it alone exceeds the bound: the caller needs it now.
-    while (cached_bytes > cache_limit() && cache.size() > 1) {
-        cached_bytes -= cache.back().bytes;
-        cache.pop_back();
-    }
+    if (!pipelined) cudaThreadExchangeStreamCaptureMode(&mode);
+    if (st) return st;
+    insert(p, device, units);
     *out = std::move(units);
-    if (fresh) *fresh = true;
     return UCXDT_OK;
 }
 

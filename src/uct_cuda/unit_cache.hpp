@@ -1,6 +1,8 @@
 // Work units of BLOCK_LIST plans (Wu et al., HPDC'16, 3.1): the plan's blocks cut on the
 // host into units of at most kUnitBytes, uploaded once per (plan, device) and kept in an
 // LRU cache bounded by the device memory it holds (env UCXDT_GPU_PLAN_CACHE_MB, default 256).
+// The first use is pipelined: the host cuts the next chunk of units while the GPU uploads
+// and packs the previous one.
 #pragma once
 
 #include "pack_kernels.hpp"
@@ -8,8 +10,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
-#include <vector>
 
 namespace ucxdt::cuda {
 
@@ -17,23 +19,33 @@ namespace ucxdt::cuda {
 constexpr int64_t kUnitBytes = 2048;
 
 struct DeviceUnits {
-    std::vector<kernels::Unit> host;   // the same units, for seeking on the host
-    kernels::Unit *device = nullptr;   // on `device`
+    kernels::Unit *host = nullptr;    // pinned: the upload's source, and seeking on the host
+    uint64_t count = 0;
+    kernels::Unit *device = nullptr;  // on device_id
     int device_id = -1;
-    int lanes_log2 = 5;                // lanes per unit, from the mean unit length
+    int lanes_log2 = 5;               // lanes per unit, from the mean unit length
+    cudaEvent_t ready = nullptr;      // recorded after a pipelined upload; null: uploaded
     ~DeviceUnits();
 };
 
-/// Cuts the unit list of plan `p` (BLOCK_LIST) into units, in packed order.
-std::vector<kernels::Unit> cut_units(const Plan &p);
+/// Makes work enqueued next on `stream` see the uploaded units (a pipelined upload may still
+/// be in flight on the stream that first used them).
+ucxdt_status_t wait_ready(const DeviceUnits &units, cudaStream_t stream);
 
-/// The units of `p` on `device`, uploaded on first use. Holding the returned pointer keeps
-/// them alive while work that uses them is enqueued. `fresh` tells whether this call built
-/// them (for first-use measurements).
-ucxdt_status_t device_units(const Plan &p, int device, std::shared_ptr<const DeviceUnits> *units,
-                            bool *fresh = nullptr);
+/// Called during a pipelined first use once units [first, last) are enqueued for upload.
+using ChunkReady =
+    std::function<ucxdt_status_t(const DeviceUnits &units, uint64_t first, uint64_t last)>;
+
+/// The units of `p` on `device` (current). From the cache if there (*fresh = false).
+/// Otherwise built now (*fresh = true): with a non-null `stream` that is not capturing a graph,
+/// chunk by chunk, each chunk's upload enqueued on it and then passed to `on_chunk`, so the
+/// caller's work on a chunk overlaps the cutting of the next; without, uploaded synchronously
+/// and `on_chunk` is not called. Holding the result keeps the units alive.
+ucxdt_status_t device_units(const Plan &p, int device, const cudaStream_t *stream,
+                            const ChunkReady &on_chunk, std::shared_ptr<const DeviceUnits> *units,
+                            bool *fresh);
 
 /// Index of the unit that holds packed byte `pos` (0 <= pos < unit size) of one outer index.
-uint64_t unit_at(const std::vector<kernels::Unit> &units, int64_t pos);
+uint64_t unit_at(const DeviceUnits &units, int64_t pos);
 
 }  // namespace ucxdt::cuda
