@@ -70,3 +70,45 @@ cudaError_t launch_strided(const StridedArgs &args, cudaStream_t stream);
 cudaError_t launch_units(const UnitArgs &args, cudaStream_t stream);
 
 }  // namespace ucxdt::kernels
+
+namespace ucxdt::kernels {
+
+/// A node of a layout tree (src/ucp_dt/layout.hpp) flattened for the point-based kernel.
+struct TreeNode {
+    enum : int32_t { BLOCK = 0, STRIDED = 1, LIST = 2 };
+    int32_t kind = BLOCK;
+    int32_t child = 0;        // STRIDED: index of the child node
+    int64_t stride = 0;       // STRIDED: bytes
+    FastDiv child_size;       // STRIDED: packed bytes of the child
+    int64_t first = 0, n = 0; // LIST: its entries in the entry array
+};
+
+/// An entry of a LIST node: `node` displaced by `disp` bytes, starting at packed offset
+/// `prefix` of the list.
+struct TreeEntry {
+    int64_t disp;
+    int64_t prefix;
+    int64_t node;
+};
+
+/// BLOCK_LIST plans whose unit list would outweigh their data (Jenkins et al., TPDS'14, 3.2):
+/// each thread takes `vec` packed bytes and finds their address by descending the tree from
+/// node 0, by division at strided levels and binary search at lists. vec divides every block
+/// length, displacement and stride of the tree, base, offset, end and both buffer addresses.
+struct PointArgs {
+    char *layout = nullptr;
+    char *packed = nullptr;
+    int64_t base = 0;
+    Dims dims;
+    const TreeNode *nodes = nullptr;     // device memory
+    const TreeEntry *entries = nullptr;  // device memory
+    int num_nodes = 0;
+    FastDiv unit_size;                   // packed bytes per outer index (the tree's size)
+    int64_t offset = 0, end = 0;
+    int vec = 1;
+    bool pack = true;
+};
+
+cudaError_t launch_point(const PointArgs &args, cudaStream_t stream);
+
+}  // namespace ucxdt::kernels

@@ -58,12 +58,15 @@ UCXDT_API ucxdt_status_t ucxdt_unpack_range_async(const void *packed, int64_t of
                                                   int64_t length, void *buf, int64_t count,
                                                   ucxdt_type_t type, cudaStream_t stream);
 
-/** How the GPU engine moves a plan (diagnostics, tests and benchmarks). */
+/** How the GPU engine moves a plan (diagnostics, tests and benchmarks). Block lists take
+ *  the point-based kernel when their unit list (24 bytes a run) would outweigh their data. */
 typedef enum {
     UCXDT_GPU_METHOD_COPY_ENGINE   = 0, /**< cudaMemcpyAsync: contiguous */
     UCXDT_GPU_METHOD_COPY_ENGINE_2D = 1, /**< cudaMemcpy2DAsync: few long strided runs */
     UCXDT_GPU_METHOD_STRIDED_KERNEL = 2, /**< strided kernel over N-D runs */
-    UCXDT_GPU_METHOD_UNIT_KERNEL   = 3  /**< kernel over cached work units of a block list */
+    UCXDT_GPU_METHOD_UNIT_KERNEL   = 3, /**< kernel over cached work units of a block list */
+    UCXDT_GPU_METHOD_POINT_KERNEL  = 4  /**< point-based kernel over the layout tree: block
+                                             lists of runs too small for a unit list */
 } ucxdt_gpu_method_t;
 
 /** The method the GPU engine uses for `count` elements of a committed type on the current

@@ -99,6 +99,7 @@ ucxdt_status_t build_plan(const Type &t, int64_t count, Plan &p) {
         p.num_blocks = 1;
     } else {
         p.cls = UCXDT_PLAN_BLOCK_LIST;
+        p.unit_node = node;
         p.prefix.resize(p.len.size() + 1);
         p.prefix[0] = 0;
         for (size_t j = 0; j < p.len.size(); ++j) p.prefix[j + 1] = p.prefix[j] + p.len[j];

@@ -32,6 +32,7 @@ struct Plan {
     std::vector<Dim> dims;    // outermost first
     int64_t block_len = 0;    // CONTIGUOUS, STRIDED: bytes per run
     std::vector<int64_t> disp, len, prefix;  // BLOCK_LIST unit; prefix has n + 1 entries
+    NodePtr unit_node;        // BLOCK_LIST: the layout the unit list was flattened from
     int64_t unit_size = 0;    // packed bytes per outer index
     int64_t num_blocks = 0;   // runs in the whole plan
 };

@@ -3,6 +3,7 @@
 #include "cuda_check.hpp"
 #include "pack_kernels.hpp"
 #include "method.hpp"
+#include "type_tree.hpp"
 #include "unit_cache.hpp"
 
 #include <algorithm>
@@ -146,6 +147,40 @@ ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t of
     return unit_launch(p, *units, layout, packed, offset, length, pack, stream, 0, UINT64_MAX);
 }
 
+// The widest power of two up to 16 that divides every value.
+int widest_dividing(std::initializer_list<int64_t> values) {
+    int v = 16;
+    for (int64_t x : values)
+        while (v > 1 && x % v != 0) v /= 2;
+    return v;
+}
+
+ucxdt_status_t point_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
+                            int64_t length, bool pack, int device, cudaStream_t stream) {
+    std::shared_ptr<const DeviceTree> tree;
+    if (ucxdt_status_t st = device_tree(p, device, &tree)) return st;
+    return split_dims(p, offset, offset + length, packed,
+                      [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
+        kernels::PointArgs a;
+        a.layout = layout;
+        a.packed = pk;
+        a.base = base;
+        a.dims = to_dims(p.dims, first);
+        a.nodes = tree->nodes;
+        a.entries = tree->entries;
+        a.num_nodes = tree->num_nodes;
+        a.unit_size = kernels::FastDiv(static_cast<uint64_t>(p.unit_size));
+        a.offset = lo;
+        a.end = hi;
+        a.pack = pack;
+        int vec = widest_dividing({tree->align, base, lo, hi, reinterpret_cast<intptr_t>(layout),
+                                   reinterpret_cast<intptr_t>(pk)});
+        for (int k = 0; k < a.dims.n; ++k) vec = std::min(vec, widest_dividing({a.dims.stride[k]}));
+        a.vec = vec;
+        return check(kernels::launch_point(a, stream), "point-based pack kernel launch");
+    });
+}
+
 // Whole rows through cudaMemcpy2DAsync, partial rows at the window's ends through 1-D copies.
 ucxdt_status_t copy_2d(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
                        bool pack, cudaStream_t stream) {
@@ -199,6 +234,8 @@ ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t
         return copy_2d(p, layout, packed, offset, length, pack, stream);
     case UCXDT_GPU_METHOD_UNIT_KERNEL:
         return unit_kernel(p, layout, packed, offset, length, pack, device, stream);
+    case UCXDT_GPU_METHOD_POINT_KERNEL:
+        return point_kernel(p, layout, packed, offset, length, pack, device, stream);
     }
     return UCXDT_OK;
 }

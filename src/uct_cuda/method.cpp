@@ -5,6 +5,7 @@
 #include "cuda_check.hpp"
 #include "gpu_engine.hpp"
 #include "resources.hpp"
+#include "type_tree.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -104,7 +105,10 @@ ucxdt_status_t costs(int device, CopyCosts *out) {
 ucxdt_status_t choose_method(const Plan &p, int device, ucxdt_gpu_method_t *method) {
     switch (p.cls) {
     case UCXDT_PLAN_CONTIGUOUS: *method = UCXDT_GPU_METHOD_COPY_ENGINE; return UCXDT_OK;
-    case UCXDT_PLAN_BLOCK_LIST: *method = UCXDT_GPU_METHOD_UNIT_KERNEL; return UCXDT_OK;
+    case UCXDT_PLAN_BLOCK_LIST:
+        *method = list_outweighs_data(p) ? UCXDT_GPU_METHOD_POINT_KERNEL
+                                         : UCXDT_GPU_METHOD_UNIT_KERNEL;
+        return UCXDT_OK;
     case UCXDT_PLAN_STRIDED: break;
     }
     *method = UCXDT_GPU_METHOD_STRIDED_KERNEL;

@@ -5,9 +5,6 @@
 #include "cuda_check.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <list>
-#include <mutex>
 
 namespace ucxdt::cuda {
 
@@ -15,27 +12,6 @@ namespace {
 
 // Units cut and uploaded per step of a pipelined first use (768 KiB of units).
 constexpr uint64_t kChunkUnits = 32768;
-
-int64_t cache_limit() {
-    static const int64_t bytes = [] {
-        const char *env = std::getenv("UCXDT_GPU_PLAN_CACHE_MB");
-        const long mb = env ? std::strtol(env, nullptr, 10) : 256;
-        return static_cast<int64_t>(mb >= 0 ? mb : 256) << 20;
-    }();
-    return bytes;
-}
-
-struct Entry {
-    uint64_t plan_id;
-    int device;
-    std::shared_ptr<const DeviceUnits> units;
-    int64_t bytes;
-};
-
-// Most recently used first. Evicted entries stay alive while a caller holds them.
-std::mutex cache_mutex;
-std::list<Entry> cache;
-int64_t cached_bytes = 0;
 
 // Cuts the plan's blocks into units, one chunk at a time: the state of the cut between chunks.
 class Cutter {
@@ -66,18 +42,6 @@ private:
     int64_t at_ = 0;
 };
 
-void insert(const Plan &p, int device, const std::shared_ptr<const DeviceUnits> &units) {
-    const int64_t bytes = static_cast<int64_t>(units->count * sizeof(kernels::Unit));
-    std::lock_guard lock(cache_mutex);
-    cache.push_front({p.id, device, units, bytes});
-    cached_bytes += bytes;
-    // The newest entry stays even if it alone exceeds the bound: its caller needs it now.
-    while (cached_bytes > cache_limit() && cache.size() > 1) {
-        cached_bytes -= cache.back().bytes;
-        cache.pop_back();
-    }
-}
-
 }  // namespace
 
 DeviceUnits::~DeviceUnits() {
@@ -107,16 +71,10 @@ uint64_t unit_at(const DeviceUnits &units, int64_t pos) {
 ucxdt_status_t device_units(const Plan &p, int device, const cudaStream_t *stream,
                             const ChunkReady &on_chunk, std::shared_ptr<const DeviceUnits> *out,
                             bool *fresh) {
-    {
-        std::lock_guard lock(cache_mutex);
-        for (auto it = cache.begin(); it != cache.end(); ++it) {
-            if (it->plan_id == p.id && it->device == device) {
-                cache.splice(cache.begin(), cache, it);
-                *out = it->units;
-                *fresh = false;
-                return UCXDT_OK;
-            }
-        }
+    if (auto cached = cache_find(p.id, device, CacheKind::UNITS)) {
+        *out = std::static_pointer_cast<const DeviceUnits>(cached);
+        *fresh = false;
+        return UCXDT_OK;
     }
     *fresh = true;
     Cutter cutter(p);
@@ -158,7 +116,8 @@ ucxdt_status_t device_units(const Plan &p, int device, const cudaStream_t *strea
     }
     if (!pipelined) cudaThreadExchangeStreamCaptureMode(&mode);
     if (st) return st;
-    insert(p, device, units);
+    cache_insert(p.id, device, CacheKind::UNITS, units,
+                 static_cast<int64_t>(units->count * sizeof(kernels::Unit)));
     *out = std::move(units);
     return UCXDT_OK;
 }

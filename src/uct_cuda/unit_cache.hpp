@@ -1,10 +1,11 @@
 // Work units of BLOCK_LIST plans (Wu et al., HPDC'16, 3.1): the plan's blocks cut on the
-// host into units of at most kUnitBytes, uploaded once per (plan, device) and kept in an
-// LRU cache bounded by the device memory it holds (env UCXDT_GPU_PLAN_CACHE_MB, default 256).
+// host into units of at most kUnitBytes, uploaded once per (plan, device) and kept in the
+// device cache (device_cache.hpp).
 // The first use is pipelined: the host cuts the next chunk of units while the GPU uploads
 // and packs the previous one.
 #pragma once
 
+#include "device_cache.hpp"
 #include "pack_kernels.hpp"
 #include "ucp_dt/plan.hpp"
 
@@ -18,14 +19,14 @@ namespace ucxdt::cuda {
 /// Blocks longer than this are cut, so that a group of lanes gets a bounded share of work.
 constexpr int64_t kUnitBytes = 2048;
 
-struct DeviceUnits {
+struct DeviceUnits : DeviceObject {
     kernels::Unit *host = nullptr;    // pinned: the upload's source, and seeking on the host
     uint64_t count = 0;
     kernels::Unit *device = nullptr;  // on device_id
     int device_id = -1;
     int lanes_log2 = 5;               // lanes per unit, from the mean unit length
     cudaEvent_t ready = nullptr;      // recorded after a pipelined upload; null: uploaded
-    ~DeviceUnits();
+    ~DeviceUnits() override;
 };
 
 /// Makes work enqueued next on `stream` see the uploaded units (a pipelined upload may still
