@@ -57,15 +57,16 @@ std::shared_ptr<Type> wrap_type(ucxdt_combiner_t comb, int64_t disp, TypePtr kid
     return t;
 }
 
-// Indexed family: displacements scaled by `unit` bytes (the old extent, or 1).
+// Indexed family: displacements scaled by `unit` bytes (the old extent, or 1). The *_block
+// variants pass uniform = true and one blocklength; the others an array `bl`.
 ucxdt_status_t indexed_common(ucxdt_combiner_t comb, int64_t count, const int64_t *bl,
-                              int64_t uniform_bl, const int64_t *disp, bool bytes,
+                              bool uniform, int64_t uniform_bl, const int64_t *disp, bool bytes,
                               ucxdt_type_t oldtype, ucxdt_type_t *newtype) {
     ucxdt_status_t st;
     std::shared_ptr<Type> old;
     if ((st = check_out(newtype)) || (st = check_count(count, "count"))) return st;
-    if (!bl && (st = check_count(uniform_bl, "blocklength"))) return st;
-    if ((bl && (st = check_array(bl, count, "blocklengths"))) ||
+    if (uniform && (st = check_count(uniform_bl, "blocklength"))) return st;
+    if ((!uniform && (st = check_array(bl, count, "blocklengths"))) ||
         (st = check_array(disp, count, "displacements")) ||
         (st = resolve(oldtype, "oldtype", &old)))
         return st;
@@ -76,7 +77,7 @@ ucxdt_status_t indexed_common(ucxdt_combiner_t comb, int64_t count, const int64_
     t->blocklengths.resize(static_cast<size_t>(count));
     t->disps_bytes.resize(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) {
-        const int64_t b = bl ? bl[i] : uniform_bl;
+        const int64_t b = uniform ? uniform_bl : bl[i];
         if (b < 0)
             return fail(UCXDT_ERR_INVALID_PARAM, "blocklengths[" + std::to_string(i) +
                                                      "] must be >= 0, got " + std::to_string(b));
@@ -144,8 +145,8 @@ ucxdt_status_t ucxdt_type_indexed(int64_t count, const int64_t blocklengths[],
                                   const int64_t displacements[], ucxdt_type_t oldtype,
                                   ucxdt_type_t *newtype) {
     return guard([&] {
-        return indexed_common(UCXDT_COMBINER_INDEXED, count, blocklengths, 0, displacements,
-                              false, oldtype, newtype);
+        return indexed_common(UCXDT_COMBINER_INDEXED, count, blocklengths, false, 0,
+                              displacements, false, oldtype, newtype);
     });
 }
 
@@ -153,7 +154,7 @@ ucxdt_status_t ucxdt_type_hindexed(int64_t count, const int64_t blocklengths[],
                                    const int64_t displacements_bytes[], ucxdt_type_t oldtype,
                                    ucxdt_type_t *newtype) {
     return guard([&] {
-        return indexed_common(UCXDT_COMBINER_HINDEXED, count, blocklengths, 0,
+        return indexed_common(UCXDT_COMBINER_HINDEXED, count, blocklengths, false, 0,
                               displacements_bytes, true, oldtype, newtype);
     });
 }
@@ -162,7 +163,7 @@ ucxdt_status_t ucxdt_type_indexed_block(int64_t count, int64_t blocklength,
                                         const int64_t displacements[], ucxdt_type_t oldtype,
                                         ucxdt_type_t *newtype) {
     return guard([&] {
-        return indexed_common(UCXDT_COMBINER_INDEXED_BLOCK, count, nullptr, blocklength,
+        return indexed_common(UCXDT_COMBINER_INDEXED_BLOCK, count, nullptr, true, blocklength,
                               displacements, false, oldtype, newtype);
     });
 }
@@ -171,7 +172,7 @@ ucxdt_status_t ucxdt_type_hindexed_block(int64_t count, int64_t blocklength,
                                          const int64_t displacements_bytes[],
                                          ucxdt_type_t oldtype, ucxdt_type_t *newtype) {
     return guard([&] {
-        return indexed_common(UCXDT_COMBINER_HINDEXED_BLOCK, count, nullptr, blocklength,
+        return indexed_common(UCXDT_COMBINER_HINDEXED_BLOCK, count, nullptr, true, blocklength,
                               displacements_bytes, true, oldtype, newtype);
     });
 }

@@ -18,7 +18,10 @@ ucxdt_status_t plan_for(ucxdt_type_t type, int64_t count, const char *count_name
                                                  std::to_string(count));
     if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
     if (ucxdt_status_t st = require_committed(*t, "type")) return st;
-    return get_plan(*t, count, plan);
+    const ucxdt_status_t st = get_plan(*t, count, plan);
+    if (st == UCXDT_ERR_OVERFLOW)  // name the caller's argument, not the plan's
+        return fail(st, std::string(count_name) + " x size or extent of type overflows int64");
+    return st;
 }
 
 // The packed side must exist whenever there are bytes to move; the layout side may be NULL
