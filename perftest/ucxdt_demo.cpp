@@ -7,7 +7,7 @@
 // median over -n samples; a sample repeats the operation until it lasts about a millisecond so
 // that tiny layouts are not timer noise.
 #include "layouts/app_layouts.hpp"
-#include "support/typemap_walk.hpp"
+#include "layouts/typemap_walk.hpp"
 
 #include <ucxdt/ucxdt.hpp>
 

@@ -1,8 +1,8 @@
 // Every application layout through the CPU engine, checked against the source's numbers and
-// against the reference type-map walker (test/support/typemap_walk), plus known answers for the
-// walker itself and the C++ wrappers.
+// against the reference type-map walker (perftest/layouts/typemap_walk), plus known answers for
+// the walker itself and the C++ wrappers.
 #include "layouts/app_layouts.hpp"
-#include "support/typemap_walk.hpp"
+#include "layouts/typemap_walk.hpp"
 
 #include <ucxdt/ucxdt.hpp>
 
@@ -222,13 +222,20 @@ TEST(TypemapWalk, NegativeStrideKeepsPackOrder) {
     EXPECT_EQ(b.true_lb, -32);
 }
 
-TEST(TypemapWalk, StructExtentIsNotPadded) {
+TEST(TypemapWalk, StructExtentIsPaddedToAlignment) {
     auto s = L::structure({1, 1, 1, 1}, {0, 8, 12, 16},
                           {L::named(UCXDT_DOUBLE), L::named(UCXDT_INT32), L::named(UCXDT_INT32),
                            L::named(UCXDT_CHAR)});
-    EXPECT_EQ(ucxdt::ref::type_bounds(*s).extent, 17);  // Open MPI's rule, not sizeof() = 24
-    EXPECT_EQ(ucxdt::ref::typemap_runs(*s, 2), (Blocks{{0, 34}}));
-    EXPECT_EQ(ucxdt::ref::typemap_runs(*L::resized(s, 0, 24), 2), (Blocks{{0, 17}, {24, 17}}));
+    EXPECT_EQ(ucxdt::ref::type_bounds(*s).extent, 24);  // MPI-4.1 5.1.6 epsilon: sizeof() in C
+    EXPECT_EQ(ucxdt::ref::type_bounds(*s).true_extent, 17);
+    EXPECT_EQ(ucxdt::ref::typemap_runs(*s, 2), (Blocks{{0, 17}, {24, 17}}));
+    EXPECT_EQ(ucxdt::ref::typemap_runs(*L::resized(s, 0, 17), 2), (Blocks{{0, 34}}));
+    // A parent takes the child's padded bounds and pads again to its own alignment.
+    auto ic = L::structure({1, 1}, {0, 4}, {L::named(UCXDT_INT32), L::named(UCXDT_CHAR)});
+    EXPECT_EQ(ucxdt::ref::type_bounds(*ic).extent, 8);
+    EXPECT_EQ(ucxdt::ref::type_bounds(*L::hvector(2, 1, 5, ic)).extent, 16);
+    EXPECT_EQ(ucxdt::ref::type_bounds(*L::hindexed({1, 1}, {0, 5}, L::named(UCXDT_INT32))).extent,
+              12);
 }
 
 TEST(TypemapWalk, ResizedMarkersAreSticky) {
@@ -292,7 +299,9 @@ TEST(TypemapWalk, ChecksCatchCorruption) {
 // sticky resized bounds, unpadded struct extents, zero-length blocks, subarray bounds.
 std::vector<L::TypeDescPtr> corner_types() {
     auto i16 = L::named(UCXDT_INT16), i32 = L::named(UCXDT_INT32), d = L::named(UCXDT_DOUBLE);
-    auto dii_c = L::structure({1, 1, 1, 1}, {0, 8, 12, 16}, {d, i32, i32, L::named(UCXDT_CHAR)});
+    // Resized to its data so that copies touch: runs merge across elements.
+    auto dii_c = L::resized(
+        L::structure({1, 1, 1, 1}, {0, 8, 12, 16}, {d, i32, i32, L::named(UCXDT_CHAR)}), 0, 17);
     return {
         L::vector(3, 1, -2, d),
         L::contiguous(2, L::resized(i32, -4, 16)),
@@ -407,7 +416,7 @@ TEST(CxxWrapper, PrimitivesOutliveWrappers) {
     const std::vector<int64_t> bl{1, 1}, disp{0, 8};
     auto s = ucxdt::type::structure(bl, disp, kids).commit();
     EXPECT_EQ(s.size(), 9);
-    EXPECT_EQ(s.extent(), 9);
+    EXPECT_EQ(s.extent(), 16);  // padded to the double's alignment
     auto r = ucxdt::type::resized(s, 0, 16).dup().commit();
     EXPECT_EQ(r.extent(), 16);
 }

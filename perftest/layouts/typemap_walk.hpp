@@ -1,11 +1,12 @@
 // A slow, obviously-correct reference for a TypeDesc: its type map walked primitive by
 // primitive, and its size / lb / extent / true extent, all by the MPI-4.1 definitions
-// (5.1.2 - 5.1.7), independently of the ucxdt engine. Tests compare the engine against it.
+// (5.1.2 - 5.1.7), independently of the ucxdt engine. The tests and the demo check the
+// engine against it.
 //
 // Conventions (the ones ucxdt's header documents):
 //  - without lb/ub markers, ub is rounded up so that the extent is a multiple of the largest
-//    alignment of the primitives (MPI-4.1 5.1.6's epsilon, as Open MPI applies it to every
-//    constructor); a parent's bounds are taken from its children's rounded bounds;
+//    alignment of the primitives (MPI-4.1 5.1.6's epsilon, applied by every constructor once
+//    over its type map); a parent's bounds are taken from its children's rounded bounds;
 //  - resized erases the old lb/ub markers and sets new ones; markers are sticky through
 //    every other constructor (lb = min of markers when any copy has one, else of data);
 //  - subarray is the selected copies of oldtype at their array positions with lb 0 and
