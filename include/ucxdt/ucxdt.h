@@ -176,8 +176,9 @@ UCXDT_API ucxdt_status_t ucxdt_type_subarray(int ndims, const int64_t sizes[],
 
 /** Blocks of blocklengths[i] elements of types[i] at byte displacements (MPI_Type_create_struct).
  *  Like every constructor whose bounds are not explicit, the extent is rounded up to a
- *  multiple of the largest alignment of its primitives (MPI-4.1 5.1.6's epsilon, as Open MPI
- *  applies it), so {double, int, int, char} has extent 24 as in C. */
+ *  multiple of the largest alignment of its primitives (MPI-4.1 5.1.6's epsilon, applied once
+ *  over the type map), so {double, int, int, char} has extent 24 as in C. Open MPI 4.1 pads
+ *  after every block instead, which gives a larger extent for some unaligned layouts. */
 UCXDT_API ucxdt_status_t ucxdt_type_struct(int64_t count, const int64_t blocklengths[],
                                            const int64_t displacements_bytes[],
                                            const ucxdt_type_t types[], ucxdt_type_t *newtype);

@@ -66,7 +66,7 @@ private:
 /// [explicit_lb, explicit_ub) (resized, subarray); otherwise, as in MPI-4.1 5.1.7, lb and ub
 /// come from the children's explicit bounds if any child has them, else from all children,
 /// with ub rounded up so that the extent is a multiple of the alignment (MPI-4.1 5.1.6's
-/// epsilon, applied as Open MPI does: by every constructor, never to explicit bounds).
+/// epsilon: by every constructor, once over its type map, never to explicit bounds).
 ucxdt_status_t finish_type(Type &t, bool has_explicit, int64_t explicit_lb, int64_t explicit_ub);
 
 /// The predefined type of a primitive (a process-wide singleton).
