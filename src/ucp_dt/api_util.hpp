@@ -6,6 +6,7 @@
 #include "error.hpp"
 #include "handle_table.hpp"
 
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -23,6 +24,16 @@ inline ucxdt_status_t require_committed(const Type &t, const char *arg) {
     if (!t.committed.load(std::memory_order_acquire))
         return fail(UCXDT_ERR_NOT_COMMITTED, std::string(arg) + " has not been committed");
     return UCXDT_OK;
+}
+
+/// The integer a C caller passed for an enum parameter. C allows any int there; loading an
+/// out-of-range value through the C++ enum type would be undefined, so copy the bytes.
+template <typename Enum>
+inline int enum_value(const Enum &e) {
+    static_assert(sizeof(Enum) == sizeof(int));
+    int v;
+    std::memcpy(&v, &e, sizeof v);
+    return v;
 }
 
 template <typename Body>

@@ -95,7 +95,9 @@ ucxdt_status_t indexed_common(ucxdt_combiner_t comb, int64_t count, const int64_
 extern "C" {
 
 ucxdt_type_t ucxdt_type_primitive(ucxdt_primitive_t primitive) {
-    return handles::predefined(primitive);
+    const int p = enum_value(primitive);
+    if (p < 0 || p >= UCXDT_PRIMITIVE_LAST) return UCXDT_TYPE_NULL;
+    return handles::predefined(static_cast<ucxdt_primitive_t>(p));
 }
 
 ucxdt_status_t ucxdt_type_contiguous(int64_t count, ucxdt_type_t oldtype, ucxdt_type_t *newtype) {
@@ -220,7 +222,8 @@ ucxdt_status_t ucxdt_type_subarray(int ndims, const int64_t sizes[], const int64
             (st = check_array(subsizes, ndims, "subsizes")) ||
             (st = check_array(starts, ndims, "starts")))
             return st;
-        if (order != UCXDT_ORDER_C && order != UCXDT_ORDER_FORTRAN)
+        const int order_value = enum_value(order);
+        if (order_value != UCXDT_ORDER_C && order_value != UCXDT_ORDER_FORTRAN)
             return fail(UCXDT_ERR_INVALID_PARAM, "order must be UCXDT_ORDER_C or _FORTRAN");
         if ((st = resolve(oldtype, "oldtype", &old))) return st;
         for (int d = 0; d < ndims; ++d) {
@@ -237,14 +240,14 @@ ucxdt_status_t ucxdt_type_subarray(int ndims, const int64_t sizes[], const int64
         std::vector<int64_t> stride(static_cast<size_t>(ndims));
         int64_t span = old->extent(), offset = 0;
         for (int k = 0; k < ndims; ++k) {
-            const int d = order == UCXDT_ORDER_C ? ndims - 1 - k : k;
+            const int d = order_value == UCXDT_ORDER_C ? ndims - 1 - k : k;
             stride[d] = span;
             if (!checked_mul(span, sizes[d], &span))
                 return fail(UCXDT_ERR_OVERFLOW, "product of sizes x extent overflows int64");
         }
         TypePtr inner = old;
         for (int k = 0; k < ndims; ++k) {
-            const int d = order == UCXDT_ORDER_C ? ndims - 1 - k : k;
+            const int d = order_value == UCXDT_ORDER_C ? ndims - 1 - k : k;
             auto level = vector_type(UCXDT_COMBINER_HVECTOR, subsizes[d], 1, stride[d], inner);
             if ((st = finish_type(*level, false, 0, 0))) return st;
             inner = std::move(level);

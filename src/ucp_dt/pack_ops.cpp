@@ -3,6 +3,7 @@
 #include "pack_ops.hpp"
 
 #include "api_util.hpp"
+#include "checked.hpp"
 #include "plan.hpp"
 #include "transfer.hpp"
 
@@ -10,17 +11,24 @@ namespace ucxdt::ops {
 
 namespace {
 
-// The plan of (type, count) after validating both.
-ucxdt_status_t plan_for(ucxdt_type_t type, int64_t count, const char *count_name, PlanPtr *plan) {
-    std::shared_ptr<Type> t;
+// The committed type behind `type`, and the packed size of `count` of it, without building
+// the plan: a call that must fail (truncation) fails before any plan work.
+ucxdt_status_t size_for(ucxdt_type_t type, int64_t count, const char *count_name,
+                        std::shared_ptr<Type> *t, int64_t *bytes) {
     if (count < 0)
         return fail(UCXDT_ERR_INVALID_PARAM, std::string(count_name) + " must be >= 0, got " +
                                                  std::to_string(count));
-    if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
-    if (ucxdt_status_t st = require_committed(*t, "type")) return st;
-    const ucxdt_status_t st = get_plan(*t, count, plan);
+    if (ucxdt_status_t st = resolve(type, "type", t)) return st;
+    if (ucxdt_status_t st = require_committed(**t, "type")) return st;
+    if (!checked_mul(count, (*t)->size, bytes))
+        return fail(UCXDT_ERR_OVERFLOW, std::string(count_name) + " x size of type overflows int64");
+    return UCXDT_OK;
+}
+
+ucxdt_status_t plan_for(const Type &t, int64_t count, const char *count_name, PlanPtr *plan) {
+    const ucxdt_status_t st = get_plan(t, count, plan);
     if (st == UCXDT_ERR_OVERFLOW)  // name the caller's argument, not the plan's
-        return fail(st, std::string(count_name) + " x size or extent of type overflows int64");
+        return fail(st, std::string(count_name) + " x extent of type overflows int64");
     return st;
 }
 
@@ -59,15 +67,17 @@ ucxdt_status_t pack(const void *inbuf, int64_t incount, ucxdt_type_t type, void 
                     int64_t outsize, int64_t *position, const cudaStream_t *stream) {
     return guard([&]() -> ucxdt_status_t {
         PlanPtr plan;
+        std::shared_ptr<Type> t;
+        int64_t n;
         if (ucxdt_status_t st = check_position(position, outsize, "outsize")) return st;
-        if (ucxdt_status_t st = plan_for(type, incount, "incount", &plan)) return st;
-        const int64_t n = plan->packed_size;
+        if (ucxdt_status_t st = size_for(type, incount, "incount", &t, &n)) return st;
         if (*position > outsize || n > outsize - *position)
             return fail(UCXDT_ERR_TRUNCATED, "outsize " + std::to_string(outsize) +
                                                  " is too small for " + std::to_string(n) +
                                                  " packed bytes at position " +
                                                  std::to_string(*position));
         if (ucxdt_status_t st = check_packed(outbuf, "outbuf", n)) return st;
+        if (ucxdt_status_t st = plan_for(*t, incount, "incount", &plan)) return st;
         if (ucxdt_status_t st = transfer(*plan, mut(inbuf), static_cast<char *>(outbuf) + *position,
                                          0, n, true, stream))
             return st;
@@ -80,15 +90,17 @@ ucxdt_status_t unpack(const void *inbuf, int64_t insize, int64_t *position, void
                       int64_t outcount, ucxdt_type_t type, const cudaStream_t *stream) {
     return guard([&]() -> ucxdt_status_t {
         PlanPtr plan;
+        std::shared_ptr<Type> t;
+        int64_t n;
         if (ucxdt_status_t st = check_position(position, insize, "insize")) return st;
-        if (ucxdt_status_t st = plan_for(type, outcount, "outcount", &plan)) return st;
-        const int64_t n = plan->packed_size;
+        if (ucxdt_status_t st = size_for(type, outcount, "outcount", &t, &n)) return st;
         if (*position > insize || n > insize - *position)
             return fail(UCXDT_ERR_TRUNCATED, "insize " + std::to_string(insize) +
                                                  " holds fewer than " + std::to_string(n) +
                                                  " packed bytes after position " +
                                                  std::to_string(*position));
         if (ucxdt_status_t st = check_packed(inbuf, "inbuf", n)) return st;
+        if (ucxdt_status_t st = plan_for(*t, outcount, "outcount", &plan)) return st;
         if (ucxdt_status_t st = transfer(*plan, static_cast<char *>(outbuf),
                                          mut(inbuf) + *position, 0, n, false, stream))
             return st;
@@ -101,11 +113,14 @@ ucxdt_status_t pack_range(const void *buf, int64_t count, ucxdt_type_t type, int
                           void *packed, int64_t length, const cudaStream_t *stream) {
     return guard([&]() -> ucxdt_status_t {
         PlanPtr plan;
+        std::shared_ptr<Type> t;
+        int64_t n;
         if (ucxdt_status_t st = check_range(offset, length)) return st;
-        if (ucxdt_status_t st = plan_for(type, count, "count", &plan)) return st;
-        if (offset > plan->packed_size || length > plan->packed_size - offset)
-            return fail(UCXDT_ERR_INVALID_PARAM, range_text(offset, length, plan->packed_size));
+        if (ucxdt_status_t st = size_for(type, count, "count", &t, &n)) return st;
+        if (offset > n || length > n - offset)
+            return fail(UCXDT_ERR_INVALID_PARAM, range_text(offset, length, n));
         if (ucxdt_status_t st = check_packed(packed, "packed", length)) return st;
+        if (ucxdt_status_t st = plan_for(*t, count, "count", &plan)) return st;
         return transfer(*plan, mut(buf), static_cast<char *>(packed), offset, length, true, stream);
     });
 }
@@ -114,12 +129,14 @@ ucxdt_status_t unpack_range(const void *packed, int64_t offset, int64_t length, 
                             int64_t count, ucxdt_type_t type, const cudaStream_t *stream) {
     return guard([&]() -> ucxdt_status_t {
         PlanPtr plan;
+        std::shared_ptr<Type> t;
+        int64_t n;
         if (ucxdt_status_t st = check_range(offset, length)) return st;
-        if (ucxdt_status_t st = plan_for(type, count, "count", &plan)) return st;
-        if (offset > plan->packed_size || length > plan->packed_size - offset)
-            return fail(UCXDT_ERR_TRUNCATED, range_text(offset, length, plan->packed_size) +
-                                                 " of the receive layout");
+        if (ucxdt_status_t st = size_for(type, count, "count", &t, &n)) return st;
+        if (offset > n || length > n - offset)
+            return fail(UCXDT_ERR_TRUNCATED, range_text(offset, length, n) + " of the receive layout");
         if (ucxdt_status_t st = check_packed(packed, "packed", length)) return st;
+        if (ucxdt_status_t st = plan_for(*t, count, "count", &plan)) return st;
         return transfer(*plan, static_cast<char *>(buf), mut(packed), offset, length, false, stream);
     });
 }
