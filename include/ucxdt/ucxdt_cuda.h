@@ -11,8 +11,12 @@
  * that GPU (or of a peer with peer access), managed memory, or pinned/registered host memory
  * (the kernel then reads or writes it over PCIe/C2C: zero copy). Pageable host memory cannot be
  * used stream-ordered: UCXDT_ERR_UNSUPPORTED (the synchronous calls stage it instead). The work
- * runs on the device of the layout-side buffer (inbuf for pack, outbuf for unpack), or on the
- * current device when that buffer is host memory; `stream` must belong to that device.
+ * runs on the GPU that holds the layout-side buffer (inbuf for pack, outbuf for unpack), else
+ * on the GPU that holds the packed buffer, else (both pinned host) on the current device;
+ * `stream` must belong to that GPU. The current device is left as it was.
+ *
+ * Graphs: a call captured into a CUDA graph keeps the device-side plan data it uses (work
+ * units, type trees) alive for the rest of the process, since the graph holds its pointers.
  *
  * Completion: the data is complete when the stream reaches the work; *position is advanced
  * when the call returns (the packed size is known on the host). Errors detected on the host

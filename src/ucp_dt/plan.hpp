@@ -37,6 +37,12 @@ struct Plan {
     int64_t num_blocks = 0;   // runs in the whole plan
 };
 
+/// Byte displacement of the plan's first packed byte: a byte of the type map, unlike `base`
+/// for block lists (memory-type detection must look at data, not at the origin).
+inline int64_t first_data_byte(const Plan &p) {
+    return p.cls == UCXDT_PLAN_BLOCK_LIST ? p.base + p.disp[0] : p.base;
+}
+
 using PlanPtr = std::shared_ptr<const Plan>;
 
 /// The plan of `count` elements of the committed type `t`, from its cache or built now.

@@ -81,10 +81,10 @@ ucxdt_status_t via_host_staging(const Plan &p, char *layout, char *packed, int64
 ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
                         bool pack, const cudaStream_t *stream) {
     if (length == 0) return UCXDT_OK;
-    // The layout side is classified by its first byte: the buffer pointer may be NULL with
-    // absolute displacements (MPI_BOTTOM).
+    // The layout side is classified by its first data byte: the buffer pointer may be NULL
+    // with absolute displacements (MPI_BOTTOM), and the plan's origin need not be in memory.
     int dev_l = -1, dev_p = -1;
-    const MemoryType ml = cuda::memory_type(at(layout, p.base), &dev_l);
+    const MemoryType ml = cuda::memory_type(at(layout, first_data_byte(p)), &dev_l);
     const MemoryType mp = cuda::memory_type(packed, &dev_p);
     if (!stream && !on_gpu(ml) && !on_gpu(mp)) {
         if (pack) cpu::pack(p, layout, offset, length, packed);

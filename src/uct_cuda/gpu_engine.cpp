@@ -142,6 +142,7 @@ ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t of
             return unit_launch(p, u, layout, packed, offset, length, pack, stream, first, last);
         };
     if (ucxdt_status_t st = device_units(p, device, &stream, on_chunk, &units, &fresh)) return st;
+    hold_for_graphs(stream, units);
     if (chunked) return UCXDT_OK;
     if (ucxdt_status_t st = wait_ready(*units, stream)) return st;
     return unit_launch(p, *units, layout, packed, offset, length, pack, stream, 0, UINT64_MAX);
@@ -159,6 +160,7 @@ ucxdt_status_t point_kernel(const Plan &p, char *layout, char *packed, int64_t o
                             int64_t length, bool pack, int device, cudaStream_t stream) {
     std::shared_ptr<const DeviceTree> tree;
     if (ucxdt_status_t st = device_tree(p, device, &tree)) return st;
+    hold_for_graphs(stream, tree);
     return split_dims(p, offset, offset + length, packed,
                       [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
         kernels::PointArgs a;

@@ -3,6 +3,7 @@
 #include "type_tree.hpp"
 
 #include "cuda_check.hpp"
+#include "unit_cache.hpp"
 
 #include <numeric>
 #include <unordered_map>
@@ -92,13 +93,10 @@ ucxdt_status_t device_tree(const Plan &p, int device, std::shared_ptr<const Devi
     cudaThreadExchangeStreamCaptureMode(&mode);
     ucxdt_status_t st = check(cudaMalloc(&tree->nodes, node_bytes), "cudaMalloc (type tree)");
     if (!st) st = check(cudaMalloc(&tree->entries, entry_bytes), "cudaMalloc (type tree)");
-    if (!st)
-        st = check(cudaMemcpy(tree->nodes, f.nodes.data(), node_bytes, cudaMemcpyHostToDevice),
-                   "cudaMemcpy (type tree)");
+    if (!st) st = upload(tree->nodes, f.nodes.data(), node_bytes, device);
     if (!st && !f.entries.empty())
-        st = check(cudaMemcpy(tree->entries, f.entries.data(),
-                              f.entries.size() * sizeof(kernels::TreeEntry), cudaMemcpyHostToDevice),
-                   "cudaMemcpy (type tree)");
+        st = upload(tree->entries, f.entries.data(), f.entries.size() * sizeof(kernels::TreeEntry),
+                    device);
     cudaThreadExchangeStreamCaptureMode(&mode);
     if (st) return st;
     cache_insert(p.id, device, CacheKind::TREE, tree,

@@ -3,6 +3,10 @@
 #include "unit_cache.hpp"
 
 #include "cuda_check.hpp"
+#include "resources.hpp"
+
+#include <mutex>
+#include <vector>
 
 #include <algorithm>
 
@@ -43,6 +47,29 @@ private:
 };
 
 }  // namespace
+
+ucxdt_status_t upload(void *dst, const void *src, size_t bytes, int device) {
+    // The internal stream is non-blocking: a copy on it does not touch a legacy stream that
+    // the caller may be capturing into a graph.
+    cudaStream_t stream;
+    if (ucxdt_status_t st = internal_stream(device, &stream)) return st;
+    if (ucxdt_status_t st = check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream),
+                                  "cudaMemcpyAsync (upload)"))
+        return st;
+    return check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (upload)");
+}
+
+void hold_for_graphs(const cudaStream_t &stream, std::shared_ptr<const DeviceObject> object) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture == cudaStreamCaptureStatusNone)
+        return;
+    // A graph keeps raw pointers to the object and may be launched at any time later: the
+    // object must outlive every graph, and graphs do not say when they die.
+    static std::mutex mutex;
+    static std::vector<std::shared_ptr<const DeviceObject>> held;
+    std::lock_guard lock(mutex);
+    if (std::find(held.begin(), held.end(), object) == held.end()) held.push_back(std::move(object));
+}
 
 DeviceUnits::~DeviceUnits() {
     DeviceGuard guard(device_id);
@@ -111,8 +138,7 @@ ucxdt_status_t device_units(const Plan &p, int device, const cudaStream_t *strea
         if (!st) st = check(cudaEventRecord(units->ready, *stream), "cudaEventRecord (work units)");
     } else if (!st) {
         cutter.cut(units->host, units->count);
-        st = check(cudaMemcpy(units->device, units->host, bytes, cudaMemcpyHostToDevice),
-                   "cudaMemcpy (work units)");
+        st = upload(units->device, units->host, bytes, device);
     }
     if (!pipelined) cudaThreadExchangeStreamCaptureMode(&mode);
     if (st) return st;

@@ -46,6 +46,14 @@ ucxdt_status_t device_units(const Plan &p, int device, const cudaStream_t *strea
                             const ChunkReady &on_chunk, std::shared_ptr<const DeviceUnits> *units,
                             bool *fresh);
 
+/// Copies `bytes` from host to `device` memory on the device's internal stream and waits:
+/// safe while the caller captures a graph on another stream (relaxed capture mode).
+ucxdt_status_t upload(void *dst, const void *src, size_t bytes, int device);
+
+/// Keeps `object` alive for the life of the process if `stream` is capturing a graph, since
+/// the graph holds its device pointers.
+void hold_for_graphs(const cudaStream_t &stream, std::shared_ptr<const DeviceObject> object);
+
 /// Index of the unit that holds packed byte `pos` (0 <= pos < unit size) of one outer index.
 uint64_t unit_at(const DeviceUnits &units, int64_t pos);
 
