@@ -11,11 +11,57 @@ namespace {
 
 // V > 0: every address and length is a multiple of V (checked on the host). V == 0: any
 // alignment; each piece finds its widest access at run time.
+// Runs short enough for one thread each: K runs in flight per thread, consecutive threads on
+// consecutive runs (so a warp's stores to the packed side are contiguous), every access of
+// the K runs issued before the first store.
+template <int V, bool PACK>
+__device__ __forceinline__ void runs_per_thread(const StridedArgs &a, uint64_t tid,
+                                                uint64_t threads) {
+    using Vec = typename VecOf<V>::type;
+    constexpr int K = 4;
+    for (uint64_t t = tid; t < a.items; t += threads * K) {
+        char *dst[K];
+        const char *src[K];
+        int64_t n[K];
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const uint64_t item = t + j * threads;
+            n[j] = 0;
+            dst[j] = nullptr;
+            src[j] = nullptr;
+            if (item >= a.items) continue;
+            const uint64_t run = a.first_item + item;
+            const int64_t p0 = static_cast<int64_t>(run) * a.block_len;
+            const int64_t lo = max(p0, a.offset), hi = min(p0 + a.block_len, a.end);
+            char *lay = at(a.layout, a.base + outer_disp(a.dims, run) + (lo - p0));
+            char *pk = at(a.packed, lo - a.offset);
+            dst[j] = PACK ? pk : lay;
+            src[j] = PACK ? lay : pk;
+            n[j] = hi - lo;
+        }
+        for (int64_t k = 0; k < a.block_len; k += V) {
+            Vec v[K];
+#pragma unroll
+            for (int j = 0; j < K; ++j)
+                if (k < n[j]) v[j] = *reinterpret_cast<const Vec *>(src[j] + k);
+#pragma unroll
+            for (int j = 0; j < K; ++j)
+                if (k < n[j]) *reinterpret_cast<Vec *>(dst[j] + k) = v[j];
+        }
+    }
+}
+
 template <int V, bool PACK>
 __global__ void strided_kernel(const __grid_constant__ StridedArgs a) {
     const int lanes = 1 << a.lanes_log2;
     const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
     const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if constexpr (V > 0) {
+        if (a.lanes_log2 == 0 && a.ipr.d == 1) {
+            runs_per_thread<V, PACK>(a, tid, threads);
+            return;
+        }
+    }
     const int lane = static_cast<int>(tid & (lanes - 1));
     for (uint64_t t = tid; (t >> a.lanes_log2) < a.items; t += threads) {
         const uint64_t item = a.first_item + (t >> a.lanes_log2);

@@ -836,6 +836,23 @@ TEST_F(GpuCorners, NegativeDisplacements) {
     for (const auto &[t, count] : types) expect_case(make_case(t, count), misalignments(), 13);
 }
 
+// A block list of more work units than one upload chunk (32768): its first use is cut,
+// uploaded and packed chunk by chunk, and windows must find their units among those cut so far.
+TEST_F(GpuCorners, BlockListFirstUseOverSeveralChunks) {
+    std::vector<int64_t> bl, disp;
+    int64_t at = 0;
+    for (int64_t i = 0; i < 80000; ++i) {
+        bl.push_back(4 + i % 7);  // 32 to 80 bytes: a unit list, not the point kernel
+        disp.push_back(at);
+        at += bl.back() + 1 + i % 3;
+    }
+    // Twice: whole, and first uses that start with a window in a later chunk (shuffled ranges).
+    expect_case(make_case(L::indexed(bl, disp, L::named(UCXDT_DOUBLE)), 1), {Placement{}}, 5);
+    Placement ranged;
+    ranged.pieces = 3;
+    expect_case(make_case(L::indexed(bl, disp, L::named(UCXDT_DOUBLE)), 2), {ranged}, 6);
+}
+
 // Empty types, count 0 and ranges of 0 bytes: OK, and not a byte written.
 TEST_F(GpuCorners, NothingToMove) {
     const auto dbl = L::named(UCXDT_DOUBLE);

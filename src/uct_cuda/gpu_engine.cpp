@@ -83,9 +83,12 @@ ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t
         while (v > 1 && !fits(v)) v /= 2;
         // Long misaligned runs do better finding their alignment per piece than bytewise.
         a.vec = (v < 4 && p.block_len >= 64) ? 0 : v;
+        // A lane takes at least 32 bytes (4 accesses) of a run, so short runs get one thread
+        // each (several in flight, kernels/strided_kernel.cu) and long runs up to a warp.
         const int64_t per_lane = a.vec ? a.vec : 16;
-        while (a.lanes_log2 < 5 && (per_lane << a.lanes_log2) < p.block_len) ++a.lanes_log2;
-        const int64_t max_piece = (per_lane << a.lanes_log2) * 8;
+        const int64_t lane_bytes = std::max<int64_t>(4 * per_lane, 32);
+        while (a.lanes_log2 < 5 && (lane_bytes << a.lanes_log2) < p.block_len) ++a.lanes_log2;
+        const int64_t max_piece = (lane_bytes << a.lanes_log2) * 2;
         a.piece = std::min(p.block_len, max_piece);
         const int64_t ipr = (p.block_len + a.piece - 1) / a.piece;
         a.ipr = kernels::FastDiv(static_cast<uint64_t>(ipr));
@@ -117,11 +120,14 @@ ucxdt_status_t unit_launch(const Plan &p, const DeviceUnits &u, char *layout, ch
         a.end = hi;
         a.lanes_log2 = u.lanes_log2;
         a.pack = pack;
+        // With one outer index, items are units and the last item bounds the units cut so far.
+        const uint64_t filled = p.dims.empty() ? std::min<uint64_t>(last_item, n) : n;
         const int64_t o0 = lo / p.unit_size, o1 = (hi - 1) / p.unit_size;
-        const uint64_t w0 =
-            std::max(static_cast<uint64_t>(o0) * n + unit_at(u, lo - o0 * p.unit_size), first_item);
+        const uint64_t w0 = std::max(
+            static_cast<uint64_t>(o0) * n + unit_at(u, lo - o0 * p.unit_size, filled), first_item);
         const uint64_t w1 = std::min(
-            static_cast<uint64_t>(o1) * n + unit_at(u, hi - 1 - o1 * p.unit_size) + 1, last_item);
+            static_cast<uint64_t>(o1) * n + unit_at(u, hi - 1 - o1 * p.unit_size, filled) + 1,
+            last_item);
         if (w0 >= w1) return UCXDT_OK;
         a.first_item = w0;
         a.items = w1 - w0;

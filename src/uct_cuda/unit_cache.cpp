@@ -88,8 +88,8 @@ ucxdt_status_t wait_ready(const DeviceUnits &units, cudaStream_t stream) {
     return check(cudaStreamWaitEvent(stream, units.ready, 0), "cudaStreamWaitEvent (work units)");
 }
 
-uint64_t unit_at(const DeviceUnits &units, int64_t pos) {
-    const kernels::Unit *begin = units.host, *end = units.host + units.count;
+uint64_t unit_at(const DeviceUnits &units, int64_t pos, uint64_t filled) {
+    const kernels::Unit *begin = units.host, *end = units.host + std::min(filled, units.count);
     const kernels::Unit *it = std::upper_bound(
         begin, end, pos, [](int64_t v, const kernels::Unit &u) { return v < u.dst; });
     return static_cast<uint64_t>(it - begin) - 1;

@@ -54,7 +54,9 @@ ucxdt_status_t upload(void *dst, const void *src, size_t bytes, int device);
 /// the graph holds its device pointers.
 void hold_for_graphs(const cudaStream_t &stream, std::shared_ptr<const DeviceObject> object);
 
-/// Index of the unit that holds packed byte `pos` (0 <= pos < unit size) of one outer index.
-uint64_t unit_at(const DeviceUnits &units, int64_t pos);
+/// Index of the unit that holds packed byte `pos` (0 <= pos < unit size) of one outer index,
+/// searching only the first `filled` units (a pipelined first use has cut no more yet): a
+/// position past them gives the last filled unit.
+uint64_t unit_at(const DeviceUnits &units, int64_t pos, uint64_t filled);
 
 }  // namespace ucxdt::cuda
