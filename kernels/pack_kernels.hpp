@@ -112,3 +112,31 @@ struct PointArgs {
 cudaError_t launch_point(const PointArgs &args, cudaStream_t stream);
 
 }  // namespace ucxdt::kernels
+
+namespace ucxdt::kernels {
+
+/// STRIDED plans of one level whose short runs lie densely (stride a few run lengths): a
+/// block stages `runs_per_tile` consecutive runs through shared memory, so that global
+/// memory sees coalesced word accesses on both sides instead of one access per byte or
+/// per short run. Only bytes of the type map are read or written in global memory.
+struct TileArgs {
+    char *layout = nullptr;
+    char *packed = nullptr;       // holds packed bytes [offset, end)
+    int64_t base = 0;             // displacement of run 0
+    int64_t stride = 0;           // bytes between runs, >= block_len
+    int64_t block_len = 0;
+    FastDiv len_div;              // divides packed offsets by block_len
+    int64_t first_run = 0, runs = 0;  // the runs the window touches
+    int64_t runs_per_tile = 0;
+    int64_t offset = 0, end = 0;
+    bool pack = true;
+};
+
+/// Shared memory bytes a launch needs.
+inline int64_t tile_shared_bytes(const TileArgs &a) {
+    return (a.runs_per_tile - 1) * a.stride + a.block_len;
+}
+
+cudaError_t launch_tiles(const TileArgs &args, cudaStream_t stream);
+
+}  // namespace ucxdt::kernels

@@ -7,6 +7,7 @@
 #include "unit_cache.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 
 namespace ucxdt::cuda {
@@ -58,8 +59,43 @@ ucxdt_status_t split_dims(const Plan &p, int64_t offset, int64_t end, char *pack
 
 bool divides(int64_t v, int64_t x) { return x % v == 0; }
 
+// One strided level of short runs that lie densely: the tile kernel moves words on both
+// sides through shared memory, where per-run accesses would be one or a few bytes wide.
+bool dense_short_runs(const Plan &p) {
+    if (p.dims.size() != 1) return false;
+    const int64_t s = p.dims[0].stride, len = p.block_len;
+    return len < 64 && s >= len && s <= 4 * len && s <= 256;
+}
+
+constexpr int64_t kTileBytes = 12 << 10;  // shared memory per block for a tile's span
+constexpr int64_t kMinTiles = 512;         // about four per multiprocessor of an H100
+
+ucxdt_status_t tile_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
+                           int64_t length, bool pack, cudaStream_t stream) {
+    kernels::TileArgs a;
+    a.layout = layout;
+    a.packed = packed;
+    a.base = p.base;
+    a.stride = p.dims[0].stride;
+    a.block_len = p.block_len;
+    a.len_div = kernels::FastDiv(static_cast<uint64_t>(p.block_len));
+    a.offset = offset;
+    a.end = offset + length;
+    a.first_run = offset / p.block_len;
+    a.runs = (a.end - 1) / p.block_len - a.first_run + 1;
+    // As many runs as the shared buffer holds, but enough tiles to give every
+    // multiprocessor a few when the window is small.
+    const int64_t max_runs = (kTileBytes - p.block_len) / a.stride + 1;
+    a.runs_per_tile = std::clamp<int64_t>(a.runs / kMinTiles, 32, max_runs);
+    a.pack = pack;
+    return check(kernels::launch_tiles(a, stream), "tile pack kernel launch");
+}
+
 ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
                               int64_t length, bool pack, cudaStream_t stream) {
+    static const bool tiles_off = std::getenv("UCXDT_GPU_NO_TILES") != nullptr;
+    if (!tiles_off && dense_short_runs(p))
+        return tile_kernel(p, layout, packed, offset, length, pack, stream);
     return split_dims(p, offset, offset + length, packed,
                       [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
         kernels::StridedArgs a;
