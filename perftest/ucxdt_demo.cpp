@@ -66,15 +66,6 @@ struct Row {
     bool verified = false;
 };
 
-const char *plan_name(ucxdt_plan_class_t c) {
-    switch (c) {
-    case UCXDT_PLAN_CONTIGUOUS: return "contiguous";
-    case UCXDT_PLAN_STRIDED: return "strided";
-    case UCXDT_PLAN_BLOCK_LIST: return "block_list";
-    }
-    return "?";
-}
-
 // Median seconds per call of op(), over `samples` samples of about a millisecond each.
 template <class Op> double median_seconds(int samples, Op &&op) {
     auto t0 = Clock::now();
@@ -107,7 +98,7 @@ bool run_layout(const L::Layout &l, const Options &opt, Row &row) {
     row.extent = t.extent();
     row.packed = l.count * t.size();
     const ucxdt::plan_info plan = t.plan(l.count);
-    row.blocks = plan.num_blocks, row.plan = plan_name(plan.plan_class);
+    row.blocks = plan.num_blocks, row.plan = L::plan_name(plan.plan_class);
 
     const auto runs = ucxdt::ref::typemap_runs(*l.type, l.count);
     int64_t ref_total = 0;

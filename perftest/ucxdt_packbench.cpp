@@ -292,15 +292,6 @@ std::vector<L::Layout> bench_layouts() {
 
 // ---- Results ---------------------------------------------------------------------------------
 
-const char *plan_name(ucxdt_plan_class_t c) {
-    switch (c) {
-    case UCXDT_PLAN_CONTIGUOUS: return "contiguous";
-    case UCXDT_PLAN_STRIDED: return "strided";
-    case UCXDT_PLAN_BLOCK_LIST: return "block_list";
-    }
-    return "?";
-}
-
 std::string method_name(ucxdt_gpu_method_t m) {
     switch (m) {
     case UCXDT_GPU_METHOD_COPY_ENGINE: return "copy";
@@ -380,7 +371,7 @@ Row run_layout(const L::Layout &l, const Options &opt, Gpu &g) {
     ucxdt::type t = build(*l.type);
     r.packed = l.count * t.size();
     const ucxdt::plan_info plan = t.plan(l.count);
-    r.plan = plan_name(plan.plan_class), r.blocks = plan.num_blocks;
+    r.plan = L::plan_name(plan.plan_class), r.blocks = plan.num_blocks;
     ucxdt_gpu_method_t method;
     ucxdt_ok(ucxdt_gpu_method(t.get(), l.count, &method), "ucxdt_gpu_method");
     r.method = method_name(method);
@@ -571,7 +562,7 @@ Row run_small(const L::Layout &l, const Options &opt, Gpu &g) {
     ucxdt::type t = build(*l.type);
     r.packed = l.count * t.size();
     const ucxdt::plan_info plan = t.plan(l.count);
-    r.plan = plan_name(plan.plan_class), r.blocks = plan.num_blocks;
+    r.plan = L::plan_name(plan.plan_class), r.blocks = plan.num_blocks;
     ucxdt_gpu_method_t method;
     ucxdt_ok(ucxdt_gpu_method(t.get(), l.count, &method), "ucxdt_gpu_method");
     r.method = method_name(method);
@@ -870,7 +861,7 @@ int main(int argc, char **argv) {
                     const auto p = t.plan(l.count);
                     std::printf("%-40s packed %12lld  blocks %10lld  %s\n", l.name.c_str(),
                                 static_cast<long long>(l.count * t.size()),
-                                static_cast<long long>(p.num_blocks), plan_name(p.plan_class));
+                                static_cast<long long>(p.num_blocks), L::plan_name(p.plan_class));
                 }
         } catch (const std::exception &ex) {
             std::fprintf(stderr, "ucxdt_packbench: %s\n", ex.what());

@@ -288,4 +288,13 @@ const Layout *find_layout(const std::vector<Layout> &layouts, std::string_view n
     return nullptr;
 }
 
+const char *plan_name(ucxdt_plan_class_t c) {
+    switch (c) {
+    case UCXDT_PLAN_CONTIGUOUS: return "contiguous";
+    case UCXDT_PLAN_STRIDED: return "strided";
+    case UCXDT_PLAN_BLOCK_LIST: return "block_list";
+    }
+    return "?";
+}
+
 }  // namespace ucxdt::layouts

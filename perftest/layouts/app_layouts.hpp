@@ -38,4 +38,7 @@ std::vector<Layout> paper_layouts(int64_t n);
 /// The layout called `name`, or nullptr.
 const Layout *find_layout(const std::vector<Layout> &layouts, std::string_view name);
 
+/// "contiguous", "strided" or "block_list": the plan class as the tables and CSVs print it.
+const char *plan_name(ucxdt_plan_class_t c);
+
 }  // namespace ucxdt::layouts
