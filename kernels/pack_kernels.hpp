@@ -116,9 +116,10 @@ cudaError_t launch_point(const PointArgs &args, cudaStream_t stream);
 namespace ucxdt::kernels {
 
 /// STRIDED plans of one level whose short runs lie densely (stride a few run lengths): a
-/// block stages `runs_per_tile` consecutive runs through shared memory, so that global
-/// memory sees coalesced word accesses on both sides instead of one access per byte or
-/// per short run. Only bytes of the type map are read or written in global memory.
+/// block stages `runs_per_tile` consecutive runs through shared memory. Pack reads the span
+/// from the tile's first run to the end of its last as words (the gaps between runs too,
+/// never outside the span) and stores packed words; unpack loads packed words and writes only
+/// bytes of the type map, one byte per thread.
 struct TileArgs {
     char *layout = nullptr;
     char *packed = nullptr;       // holds packed bytes [offset, end)
