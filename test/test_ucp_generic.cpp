@@ -1,0 +1,659 @@
+// ucxdt types as UCP generic datatypes (include/ucxdt/ucp.h) over real UCP transfers: two
+// workers of one context in this process, connected by worker addresses. Each case sends
+// (buffer, count, send type) and receives into a different layout of the same signature
+// (relayout) over tag, AM and stream; the receive buffer must hold the sent data in type-map
+// order at the map's bytes and its poison everywhere else.
+#include "layouts/app_layouts.hpp"
+#include "layouts/typemap_walk.hpp"
+#include "support/random_desc.hpp"
+
+#include <ucxdt/ucp.h>
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <stdexcept>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+namespace L = ucxdt::layouts;
+namespace T = ucxdt::testing;
+
+constexpr auto kTimeout = std::chrono::seconds(60);
+constexpr uint16_t kAmId = 7;
+constexpr uint64_t kTag = 0x5eed;
+// Messages above this go rendezvous, below it eager (fixed so that both paths are certain).
+constexpr const char *kRndvThresh = "8192";
+
+// The AM receive side: the callback starts ucp_am_recv_data_nbx into `buffer`.
+struct AmReceive {
+    void *buffer = nullptr;
+    int64_t count = 0;
+    ucp_datatype_t datatype = 0;
+    ucs_status_ptr_t request = nullptr;
+    bool arrived = false, rndv = false;
+    int64_t length = 0;
+    ucs_status_t immediate = UCS_INPROGRESS;  // status when the receive completed at once
+};
+
+class Ucp {
+public:
+    ucp_context_h ctx = nullptr;
+    ucp_worker_h w[2] = {nullptr, nullptr};
+    ucp_ep_h ep[2] = {nullptr, nullptr};  // ep[i] on w[i], connected to the other worker
+    AmReceive am;
+    std::string error;  // why setup failed
+
+    Ucp() {
+        ucp_config_t *config = nullptr;
+        if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) {
+            error = "ucp_config_read";
+            return;
+        }
+        ucp_config_modify(config, "RNDV_THRESH", kRndvThresh);
+        ucp_params_t p{};
+        p.field_mask = UCP_PARAM_FIELD_FEATURES;
+        p.features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_STREAM;
+        ucs_status_t st = ucp_init(&p, config, &ctx);
+        ucp_config_release(config);
+        if (st != UCS_OK) {
+            error = std::string("ucp_init: ") + ucs_status_string(st);
+            return;
+        }
+        for (auto &worker : w) {
+            ucp_worker_params_t wp{};
+            wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+            wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+            if ((st = ucp_worker_create(ctx, &wp, &worker)) != UCS_OK) {
+                error = std::string("ucp_worker_create: ") + ucs_status_string(st);
+                return;
+            }
+        }
+        for (int i = 0; i < 2; ++i) {
+            ucp_address_t *addr = nullptr;
+            size_t len = 0;
+            if ((st = ucp_worker_get_address(w[1 - i], &addr, &len)) != UCS_OK) {
+                error = std::string("ucp_worker_get_address: ") + ucs_status_string(st);
+                return;
+            }
+            ucp_ep_params_t ep_params{};
+            ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+            ep_params.address = addr;
+            st = ucp_ep_create(w[i], &ep_params, &ep[i]);
+            ucp_worker_release_address(w[1 - i], addr);
+            if (st != UCS_OK) {
+                error = std::string("ucp_ep_create: ") + ucs_status_string(st);
+                return;
+            }
+        }
+        ucp_am_handler_param_t hp{};
+        hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+                        UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+        hp.id = kAmId;
+        // Persistent data: eager messages, too, can then go through ucp_am_recv_data_nbx and so
+        // through the generic datatype's unpack.
+        hp.flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA;
+        hp.cb = am_callback;
+        hp.arg = this;
+        if ((st = ucp_worker_set_am_recv_handler(w[1], &hp)) != UCS_OK)
+            error = std::string("ucp_worker_set_am_recv_handler: ") + ucs_status_string(st);
+    }
+
+    ~Ucp() {
+        for (int i = 0; i < 2; ++i) {
+            if (!ep[i]) continue;
+            ucp_request_param_t p{};
+            p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+            p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+            wait(ucp_ep_close_nbx(ep[i], &p));
+        }
+        for (auto worker : w)
+            if (worker) ucp_worker_destroy(worker);
+        if (ctx) ucp_cleanup(ctx);
+    }
+
+    // Progresses both workers until `request` completes; its status (UCS_ERR_TIMED_OUT after
+    // kTimeout, so that a hang fails the test). Frees the request.
+    ucs_status_t wait(ucs_status_ptr_t request) {
+        if (request == nullptr) return UCS_OK;
+        if (UCS_PTR_IS_ERR(request)) return UCS_PTR_STATUS(request);
+        const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+        ucs_status_t st;
+        while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) {
+            progress();
+            if (std::chrono::steady_clock::now() > deadline) {
+                ucp_request_cancel(w[0], request);
+                ucp_request_cancel(w[1], request);
+                ucp_request_free(request);
+                return UCS_ERR_TIMED_OUT;
+            }
+        }
+        ucp_request_free(request);
+        return st;
+    }
+
+    void progress() {
+        ucp_worker_progress(w[0]);
+        ucp_worker_progress(w[1]);
+    }
+
+    bool progress_until(const bool &flag) {
+        const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+        while (!flag) {
+            progress();
+            if (std::chrono::steady_clock::now() > deadline) return false;
+        }
+        return true;
+    }
+
+private:
+    static ucs_status_t am_callback(void *arg, const void *, size_t, void *data, size_t length,
+                                    const ucp_am_recv_param_t *param) {
+        auto &a = static_cast<Ucp *>(arg)->am;
+        a.arrived = true;
+        a.rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+        a.length = static_cast<int64_t>(length);
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+        p.datatype = a.datatype;
+        a.request = ucp_am_recv_data_nbx(static_cast<Ucp *>(arg)->w[1], data, a.buffer,
+                                         static_cast<size_t>(a.count), &p);
+        if (a.request == nullptr) a.immediate = UCS_OK;
+        // Eager data (FLAG_DATA) stays with UCP, which now owns it; rndv ignores the status.
+        return UCS_INPROGRESS;
+    }
+};
+
+Ucp &ucp() {
+    static Ucp u;
+    return u;
+}
+
+// A committed ucxdt handle, freed on scope exit.
+struct Type {
+    ucxdt_type_t h = UCXDT_TYPE_NULL;
+    explicit Type(const L::TypeDesc &d) {
+        const ucxdt_status_t st = L::build(d, &h, true);
+        if (st != UCXDT_OK)
+            throw std::runtime_error("build " + L::to_string(d) + ": " + ucxdt_last_error());
+    }
+    ~Type() { if (h) ucxdt_type_free(&h); }
+    Type(const Type &) = delete;
+    Type &operator=(const Type &) = delete;
+};
+
+// A UCP datatype made from a description. The ucxdt handle is freed right after creation, so
+// every transfer also checks that the datatype keeps its own reference.
+struct Datatype {
+    ucp_datatype_t dt = 0;
+    int64_t size = 0;
+    explicit Datatype(const L::TypeDesc &d) {
+        Type t(d);
+        ucxdt_type_size(t.h, &size);
+        const ucs_status_t st = ucxdt_ucp_dt_create(t.h, &dt);
+        if (st != UCS_OK)
+            throw std::runtime_error(std::string("ucxdt_ucp_dt_create: ") + ucxdt_last_error());
+    }
+    ~Datatype() { ucxdt_ucp_dt_destroy(dt); }
+    Datatype(const Datatype &) = delete;
+    Datatype &operator=(const Datatype &) = delete;
+};
+
+// A buffer for count elements of a description, with slack around the type map.
+struct Buffer {
+    std::vector<std::byte> bytes;
+    int64_t origin = 0;
+    Buffer(const L::TypeDesc &d, int64_t count, uint64_t seed) {
+        const T::BufferSpan s = T::buffer_span(d, count, 64);
+        bytes.resize(static_cast<size_t>(s.bytes));
+        origin = s.origin;
+        ucxdt::ref::fill_pattern(bytes.data(), s.bytes, seed);
+    }
+    std::byte *ptr() { return bytes.data() + origin; }
+};
+
+std::string short_desc(const L::TypeDesc &d) {
+    std::string s = L::to_string(d);
+    return s.size() > 200 ? s.substr(0, 200) + "..." : s;
+}
+
+// Packed stream of (buf, count, type) through the CPU engine.
+std::vector<std::byte> packed(const L::TypeDesc &d, const std::byte *buf, int64_t count,
+                              int64_t bytes) {
+    Type t(d);
+    std::vector<std::byte> out(static_cast<size_t>(bytes));
+    int64_t pos = 0;
+    const ucxdt_status_t st = ucxdt_pack(buf, count, t.h, out.data(), bytes, &pos);
+    if (st != UCXDT_OK) throw std::runtime_error(std::string("ucxdt_pack: ") + ucxdt_last_error());
+    return out;
+}
+
+// "" when the receive buffer holds the first `nbytes` of the sent packed stream at the first
+// bytes of the receive type map (in type-map order) and the poison at every other byte.
+std::string check_received(const L::TypeDesc &recv, int64_t count, const Buffer &got,
+                           const std::vector<std::byte> &poison,
+                           const std::vector<std::byte> &sent_packed, int64_t nbytes) {
+    std::vector<bool> in_map(got.bytes.size(), false);
+    int64_t seen = 0;
+    for (const auto &[disp, len] : ucxdt::ref::typemap_runs(recv, count)) {
+        for (int64_t i = 0; i < len && seen < nbytes; ++i, ++seen) {
+            const int64_t at = got.origin + disp + i;
+            if (at < 0 || at >= static_cast<int64_t>(got.bytes.size()))
+                return "support: type map leaves the buffer";
+            in_map[static_cast<size_t>(at)] = true;
+            if (got.bytes[static_cast<size_t>(at)] != sent_packed[static_cast<size_t>(seen)])
+                return "packed byte " + std::to_string(seen) + " (buffer offset " +
+                       std::to_string(at - got.origin) + ") differs from the sent data";
+        }
+    }
+    if (seen != nbytes) return "support: receive map shorter than the expected data";
+    for (size_t i = 0; i < in_map.size(); ++i)
+        if (!in_map[i] && got.bytes[i] != poison[i])
+            return "byte at buffer offset " + std::to_string(static_cast<int64_t>(i) - got.origin) +
+                   " outside the received data was written";
+    return "";
+}
+
+enum class Api { tag, am, stream };
+const char *api_name(Api a) { return a == Api::tag ? "tag" : a == Api::am ? "am" : "stream"; }
+
+struct Result {
+    ucs_status_t send = UCS_OK, recv = UCS_OK;
+    bool am_rndv = false;
+    std::string why;  // a failure of the harness itself
+};
+
+// Sends (send_buf, send_count, send_dt) from w[0] and receives (recv_buf, recv_count,
+// recv_dt) on w[1] through `api`.
+Result transfer(Api api, const Datatype &send_dt, void *send_buf, int64_t send_count,
+                const Datatype &recv_dt, void *recv_buf, int64_t recv_count) {
+    Ucp &u = ucp();
+    Result r;
+    ucp_request_param_t sp{};
+    sp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    sp.datatype = send_dt.dt;
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    rp.datatype = recv_dt.dt;
+    const auto scount = static_cast<size_t>(send_count);
+    const auto rcount = static_cast<size_t>(recv_count);
+    switch (api) {
+    case Api::tag: {
+        // Posted first: the expected path; the unexpected path is taken by am and stream.
+        ucs_status_ptr_t rreq = ucp_tag_recv_nbx(u.w[1], recv_buf, rcount, kTag, ~0ull, &rp);
+        ucs_status_ptr_t sreq = ucp_tag_send_nbx(u.ep[0], send_buf, scount, kTag, &sp);
+        r.send = u.wait(sreq);
+        r.recv = u.wait(rreq);
+        break;
+    }
+    case Api::am: {
+        u.am = AmReceive{};
+        u.am.buffer = recv_buf;
+        u.am.count = recv_count;
+        u.am.datatype = recv_dt.dt;
+        ucs_status_ptr_t sreq = ucp_am_send_nbx(u.ep[0], kAmId, nullptr, 0, send_buf, scount, &sp);
+        if (!u.progress_until(u.am.arrived)) {
+            r.why = "the active message did not arrive";
+            u.wait(sreq);
+            return r;
+        }
+        r.am_rndv = u.am.rndv;
+        r.recv = u.am.immediate == UCS_OK ? UCS_OK : u.wait(u.am.request);
+        r.send = u.wait(sreq);
+        break;
+    }
+    case Api::stream: {
+        size_t length = 0;
+        rp.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+        rp.flags = UCP_STREAM_RECV_FLAG_WAITALL;
+        ucs_status_ptr_t sreq = ucp_stream_send_nbx(u.ep[0], send_buf, scount, &sp);
+        ucs_status_ptr_t rreq = ucp_stream_recv_nbx(u.ep[1], recv_buf, rcount, &length, &rp);
+        r.send = u.wait(sreq);
+        r.recv = u.wait(rreq);
+        break;
+    }
+    }
+    return r;
+}
+
+struct Counters {
+    int eager = 0, rndv = 0;
+};
+
+// One case over every API: send `count` elements of `send` and receive into `recv` (same
+// signature). "" when all transfers deliver exactly.
+std::string run_case(const L::TypeDescPtr &send, const L::TypeDescPtr &recv, int64_t count,
+                     uint64_t seed, Counters *am_paths = nullptr) {
+    Datatype sdt(*send), rdt(*recv);
+    if (sdt.size != rdt.size) return "support: relayout changed the size";
+    const int64_t total = sdt.size * count;
+    Buffer src(*send, count, seed);
+    const std::vector<std::byte> sent = packed(*send, src.ptr(), count, total);
+    for (Api api : {Api::tag, Api::am, Api::stream}) {
+        if (api == Api::stream && total == 0) continue;  // a stream has no empty message
+        Buffer dst(*recv, count, ~seed);
+        const std::vector<std::byte> poison = dst.bytes;
+        const Result r = transfer(api, sdt, src.ptr(), count, rdt, dst.ptr(), count);
+        const std::string where = std::string(api_name(api)) + " (" + std::to_string(total) +
+                                  " bytes): ";
+        if (!r.why.empty()) return where + r.why;
+        if (r.send != UCS_OK) return where + "send: " + ucs_status_string(r.send);
+        if (r.recv != UCS_OK) return where + "receive: " + ucs_status_string(r.recv);
+        const std::string bad = check_received(*recv, count, dst, poison, sent, total);
+        if (!bad.empty()) return where + bad;
+        if (api == Api::am && am_paths) ++(r.am_rndv ? am_paths->rndv : am_paths->eager);
+    }
+    return "";
+}
+
+class UcpGeneric : public ::testing::Test {
+protected:
+    void SetUp() override { ASSERT_EQ(ucp().error, "") << "UCP setup failed"; }
+};
+
+// ---- Application layouts ------------------------------------------------------------------
+
+const std::vector<L::Layout> &app_layouts() {
+    static const std::vector<L::Layout> v = L::application_layouts();
+    return v;
+}
+
+class UcpGenericLayouts : public ::testing::TestWithParam<size_t> {
+protected:
+    void SetUp() override { ASSERT_EQ(ucp().error, "") << "UCP setup failed"; }
+};
+
+// Each layout sent as the application has it and received into a relayout of it.
+TEST_P(UcpGenericLayouts, TagAmStreamIntoRelayout) {
+    const L::Layout &l = app_layouts()[GetParam()];
+    T::Rng rng(0x1a7e0000 + GetParam());
+    const L::TypeDescPtr recv = T::relayout(*l.type, rng);
+    EXPECT_EQ(run_case(l.type, recv, l.count, 0xabc0 + GetParam()), "")
+        << l.name << " received as " << short_desc(*recv);
+}
+
+INSTANTIATE_TEST_SUITE_P(App, UcpGenericLayouts, ::testing::Range<size_t>(0, app_layouts().size()),
+                         [](const ::testing::TestParamInfo<size_t> &info) {
+                             std::string n = app_layouts()[info.param].name;
+                             for (char &c : n)
+                                 if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             return std::to_string(info.param) + "_" + n;
+                         });
+
+// ---- Random types -------------------------------------------------------------------------
+
+TEST_F(UcpGeneric, RandomTypesIntoRelayout) {
+    constexpr int kTypes = 50;
+    Counters am_paths;
+    int eager_tag = 0, rndv_tag = 0;
+    for (int i = 0; i < kTypes; ++i) {
+        T::Rng rng(0x7a9d0000 + i);
+        const L::TypeDescPtr send = T::random_desc(rng);
+        const L::TypeDescPtr recv = T::relayout(*send, rng);
+        const int64_t count = 1 + static_cast<int64_t>(rng() % 3);
+        int64_t size = 0;
+        {
+            Type t(*send);
+            ucxdt_type_size(t.h, &size);
+        }
+        ++(size * count > 8192 ? rndv_tag : eager_tag);
+        EXPECT_EQ(run_case(send, recv, count, 0xfeed0000 + i, &am_paths), "")
+            << "type #" << i << " x " << count << ": " << short_desc(*send) << "\n  received as "
+            << short_desc(*recv);
+    }
+    // Both protocols must have been exercised, or the test proves less than it says.
+    EXPECT_GT(eager_tag, 0);
+    EXPECT_GT(rndv_tag, 0);
+    EXPECT_GT(am_paths.eager, 0);
+    EXPECT_GT(am_paths.rndv, 0);
+    std::printf("[ ucp      ] %d random types: %d eager, %d rndv by size; am %d eager, %d rndv\n",
+                kTypes, eager_tag, rndv_tag, am_paths.eager, am_paths.rndv);
+}
+
+// ---- Truncation ---------------------------------------------------------------------------
+
+// A receive of one element where two were sent: TRUNCATED, nothing written outside the
+// receive's type map. Eager and rendezvous sizes, tag and AM.
+TEST_F(UcpGeneric, TruncatedReceiveWritesNothingOutsideItsLayout) {
+    const auto dbl = L::named(UCXDT_DOUBLE);
+    // 3 x 32 doubles (768 B, eager) and 3 x 2048 doubles (48 KiB, rndv) per element.
+    for (int64_t block : {32, 2048}) {
+        const L::TypeDescPtr send = L::vector(3, block, block + 5, dbl);
+        T::Rng rng(static_cast<uint64_t>(block));
+        const L::TypeDescPtr recv = T::relayout(*send, rng);
+        Datatype sdt(*send), rdt(*recv);
+        Buffer src(*send, 2, 11);
+        const std::vector<std::byte> sent = packed(*send, src.ptr(), 2, 2 * sdt.size);
+        for (Api api : {Api::tag, Api::am}) {
+            Buffer dst(*recv, 1, 12);
+            const std::vector<std::byte> poison = dst.bytes;
+            const Result r = transfer(api, sdt, src.ptr(), 2, rdt, dst.ptr(), 1);
+            SCOPED_TRACE(std::string(api_name(api)) + ", block " + std::to_string(block));
+            ASSERT_EQ(r.why, "");
+            EXPECT_EQ(r.recv, UCS_ERR_MESSAGE_TRUNCATED) << ucs_status_string(r.recv);
+            // Whatever UCP delivered before it noticed lies in the map; the rest is poison.
+            std::vector<bool> in_map(dst.bytes.size(), false);
+            for (const auto &[disp, len] : ucxdt::ref::typemap_runs(*recv, 1))
+                for (int64_t i = 0; i < len; ++i)
+                    in_map[static_cast<size_t>(dst.origin + disp + i)] = true;
+            for (size_t i = 0; i < in_map.size(); ++i)
+                if (!in_map[i]) {
+                    ASSERT_EQ(dst.bytes[i], poison[i]) << "byte " << i << " written";
+                }
+        }
+    }
+}
+
+// ---- Creation errors and lifetime ---------------------------------------------------------
+
+TEST_F(UcpGeneric, CreateRejectsUncommittedAndInvalidTypes) {
+    ucxdt_type_t t = UCXDT_TYPE_NULL;
+    ASSERT_EQ(ucxdt_type_contiguous(4, ucxdt_type_primitive(UCXDT_INT32), &t), UCXDT_OK);
+    ucp_datatype_t dt = 12345;
+    EXPECT_EQ(ucxdt_ucp_dt_create(t, &dt), UCS_ERR_INVALID_PARAM);
+    EXPECT_NE(std::string(ucxdt_last_error()), "");
+    EXPECT_EQ(dt, 12345u);  // untouched
+    EXPECT_EQ(ucxdt_ucp_dt_create(t, nullptr), UCS_ERR_INVALID_PARAM);
+    ucxdt_type_t freed = t;
+    ASSERT_EQ(ucxdt_type_free(&t), UCXDT_OK);
+    EXPECT_EQ(ucxdt_ucp_dt_create(freed, &dt), UCS_ERR_INVALID_PARAM);
+    EXPECT_NE(std::string(ucxdt_last_error()), "");
+    EXPECT_EQ(ucxdt_ucp_dt_create(UCXDT_TYPE_NULL, &dt), UCS_ERR_INVALID_PARAM);
+    EXPECT_EQ(dt, 12345u);
+}
+
+// The user's ucxdt handle may be freed while requests are in flight: the datatype and each
+// request hold their own references. (Destroying the datatype itself then is forbidden by
+// ucp_dt_destroy's contract.)
+TEST_F(UcpGeneric, TypeFreedWhileRequestInFlight) {
+    const auto send_desc = L::vector(4096, 3, 7, L::named(UCXDT_INT32));  // 48 KiB: rndv
+    Type t(*send_desc);
+    ucp_datatype_t dt = 0;
+    ASSERT_EQ(ucxdt_ucp_dt_create(t.h, &dt), UCS_OK);
+    Buffer src(*send_desc, 1, 21), dst(*send_desc, 1, 22);
+    const std::vector<std::byte> poison = dst.bytes;
+    const std::vector<std::byte> sent = packed(*send_desc, src.ptr(), 1, 4096 * 3 * 4);
+    Ucp &u = ucp();
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    p.datatype = dt;
+    ucs_status_ptr_t rreq = ucp_tag_recv_nbx(u.w[1], dst.ptr(), 1, kTag + 1, ~0ull, &p);
+    ucs_status_ptr_t sreq = ucp_tag_send_nbx(u.ep[0], src.ptr(), 1, kTag + 1, &p);
+    ASSERT_EQ(ucxdt_type_free(&t.h), UCXDT_OK);  // the user's handle goes mid-transfer
+    EXPECT_EQ(u.wait(sreq), UCS_OK);
+    EXPECT_EQ(u.wait(rreq), UCS_OK);
+    EXPECT_EQ(check_received(*send_desc, 1, dst, poison, sent, 4096 * 3 * 4), "");
+    ucxdt_ucp_dt_destroy(dt);
+}
+
+// ---- Two processes ------------------------------------------------------------------------
+
+namespace two_proc {
+
+// One process's side: its own context, worker and endpoint to the peer.
+struct Side {
+    ucp_context_h ctx = nullptr;
+    ucp_worker_h w = nullptr;
+    ucp_ep_h ep = nullptr;
+    std::vector<char> address;
+
+    std::string init() {
+        ucp_config_t *config = nullptr;
+        if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) return "ucp_config_read";
+        ucp_config_modify(config, "RNDV_THRESH", kRndvThresh);
+        ucp_params_t p{};
+        p.field_mask = UCP_PARAM_FIELD_FEATURES;
+        p.features = UCP_FEATURE_TAG;
+        const ucs_status_t st = ucp_init(&p, config, &ctx);
+        ucp_config_release(config);
+        if (st != UCS_OK) return "ucp_init";
+        ucp_worker_params_t wp{};
+        if (ucp_worker_create(ctx, &wp, &w) != UCS_OK) return "ucp_worker_create";
+        ucp_address_t *a = nullptr;
+        size_t len = 0;
+        if (ucp_worker_get_address(w, &a, &len) != UCS_OK) return "ucp_worker_get_address";
+        address.assign(reinterpret_cast<char *>(a), reinterpret_cast<char *>(a) + len);
+        ucp_worker_release_address(w, a);
+        return "";
+    }
+    std::string connect(const std::vector<char> &peer) {
+        ucp_ep_params_t ep_params{};
+        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        ep_params.address = reinterpret_cast<const ucp_address_t *>(peer.data());
+        return ucp_ep_create(w, &ep_params, &ep) == UCS_OK ? "" : "ucp_ep_create";
+    }
+    ucs_status_t wait(ucs_status_ptr_t request) {
+        if (request == nullptr) return UCS_OK;
+        if (UCS_PTR_IS_ERR(request)) return UCS_PTR_STATUS(request);
+        const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+        ucs_status_t st;
+        while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) {
+            ucp_worker_progress(w);
+            if (std::chrono::steady_clock::now() > deadline) return UCS_ERR_TIMED_OUT;
+        }
+        ucp_request_free(request);
+        return st;
+    }
+    ~Side() {
+        if (ep) {
+            ucp_request_param_t p{};
+            p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+            p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+            wait(ucp_ep_close_nbx(ep, &p));
+        }
+        if (w) ucp_worker_destroy(w);
+        if (ctx) ucp_cleanup(ctx);
+    }
+};
+
+bool write_blob(int fd, const std::vector<char> &v) {
+    const uint64_t n = v.size();
+    return write(fd, &n, sizeof n) == static_cast<ssize_t>(sizeof n) &&
+           write(fd, v.data(), n) == static_cast<ssize_t>(n);
+}
+
+bool read_all(int fd, void *p, size_t n) {
+    auto *c = static_cast<char *>(p);
+    while (n > 0) {
+        const ssize_t r = read(fd, c, n);
+        if (r <= 0) return false;
+        c += r;
+        n -= static_cast<size_t>(r);
+    }
+    return true;
+}
+
+bool read_blob(int fd, std::vector<char> *v) {
+    uint64_t n = 0;
+    if (!read_all(fd, &n, sizeof n) || n > (1u << 20)) return false;
+    v->resize(n);
+    return read_all(fd, v->data(), n);
+}
+
+// Sends (send layout) to the peer and receives the peer's message into the relayout; "" when
+// the received bytes are exact. Both processes run this with the same seeds.
+std::string exchange(Side &s, const L::TypeDescPtr &send, const L::TypeDescPtr &recv,
+                     uint64_t send_seed, uint64_t recv_seed) {
+    Datatype sdt(*send), rdt(*recv);
+    Buffer src(*send, 1, send_seed);
+    Buffer peer_src(*send, 1, recv_seed);  // what the peer sends, for the check
+    const std::vector<std::byte> expect = packed(*send, peer_src.ptr(), 1, sdt.size);
+    Buffer dst(*recv, 1, ~recv_seed);
+    const std::vector<std::byte> poison = dst.bytes;
+    ucp_request_param_t sp{}, rp{};
+    sp.op_attr_mask = rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    sp.datatype = sdt.dt;
+    rp.datatype = rdt.dt;
+    ucs_status_ptr_t rreq = ucp_tag_recv_nbx(s.w, dst.ptr(), 1, kTag, ~0ull, &rp);
+    ucs_status_ptr_t sreq = ucp_tag_send_nbx(s.ep, src.ptr(), 1, kTag, &sp);
+    const ucs_status_t rs = s.wait(rreq), ss = s.wait(sreq);
+    if (ss != UCS_OK) return std::string("send: ") + ucs_status_string(ss);
+    if (rs != UCS_OK) return std::string("receive: ") + ucs_status_string(rs);
+    return check_received(*recv, 1, dst, poison, expect, sdt.size);
+}
+
+}  // namespace two_proc
+
+// A forked child with its own context exchanges one rendezvous-sized layout each way with this
+// process; worker addresses go through pipes.
+TEST(UcpGenericTwoProcesses, ForkedPeerExchangesLayouts) {
+    using namespace two_proc;
+    const auto send = L::vector(4096, 3, 7, L::named(UCXDT_INT32));  // 48 KiB: rndv
+    T::Rng rng(99);
+    const L::TypeDescPtr recv = T::relayout(*send, rng);
+    int to_child[2], to_parent[2];
+    ASSERT_EQ(pipe(to_child), 0);
+    ASSERT_EQ(pipe(to_parent), 0);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        // Child: no gtest assertions; the exit status says how it went.
+        alarm(90);  // a hang ends the child, which the parent sees
+        int code = 0;
+        {
+            Side s;
+            std::vector<char> peer;
+            if (!s.init().empty()) code = 2;
+            else if (!write_blob(to_parent[1], s.address) || !read_blob(to_child[0], &peer)) code = 3;
+            else if (!s.connect(peer).empty()) code = 4;
+            else if (!exchange(s, send, recv, 2, 1).empty()) code = 5;
+        }
+        _exit(code);
+    }
+    std::string result;
+    {
+        Side s;
+        std::vector<char> peer;
+        result = s.init();
+        if (result.empty() && (!read_blob(to_parent[0], &peer) || !write_blob(to_child[1], s.address)))
+            result = "address exchange through the pipes failed";
+        if (result.empty()) result = s.connect(peer);
+        if (result.empty()) result = exchange(s, send, recv, 1, 2);
+    }
+    EXPECT_EQ(result, "");
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(100);
+    pid_t done = 0;
+    while ((done = waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+        usleep(10000);
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        FAIL() << "child did not exit";
+    }
+    ASSERT_TRUE(WIFEXITED(status)) << "child status " << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "child: 2 init, 3 pipes, 4 ep, 5 exchange";
+    for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
+}
+
+}  // namespace
