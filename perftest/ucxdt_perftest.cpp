@@ -1,0 +1,790 @@
+// ucxdt_perftest: UCP tag bandwidth / latency of derived-datatype messages, modelled on
+// ucx_perftest. `ucxdt_perftest [options]` is the server, `ucxdt_perftest [options] <host>` the
+// client; the client's parameters travel to the server over a TCP socket, which also carries
+// the worker addresses and, at the end, the server's verification result.
+//
+// Paths: generic = (buffer, count, ucxdt UCP generic datatype) straight to ucp_tag_send_nbx /
+// ucp_tag_recv_nbx; packsend = ucxdt_pack into a contiguous buffer, contiguous send, ucxdt_unpack
+// on the receiver (the pack and unpack are inside the timed region).
+//
+// Verification: on checked iterations the sender fills its whole buffer with pattern(offset,
+// iteration) and the receiver poisons its own with poison(offset). It then compares ucxdt_pack
+// of its receive buffer with the expected stream, which it builds with the reference type-map
+// walker from the same pattern, and checks that every byte outside the receive type map kept
+// its poison. MB = 2^20 bytes, as ucx_perftest.
+#include "layouts/registry.hpp"
+#include "layouts/typemap_walk.hpp"
+
+#include <ucxdt/ucp.h>
+#include <ucxdt/ucxdt.h>
+
+#include <cuda_runtime_api.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace L = ucxdt::layouts;
+using Clock = std::chrono::steady_clock;
+
+constexpr ucp_tag_t kDataTag = 0x1337, kAckTag = 0x1338;
+
+[[noreturn]] void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::fprintf(stderr, "ucxdt_perftest: error: ");
+    std::vfprintf(stderr, fmt, ap);
+    std::fprintf(stderr, "\n");
+    va_end(ap);
+    std::exit(2);
+}
+
+double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+// ---- Parameters: the client's, mirrored to the server as key=value lines -------------------
+
+struct Params {
+    std::string test = "tag_lat", path = "generic";
+    std::string send_spec = "nas_mg_y", recv_spec;  // recv empty: as send
+    std::string send_mem = "host", recv_mem;        // recv empty: as send
+    long iters = 1000, warmup = 10;
+    int check_all = 0;
+    double percentile = 50.0;
+
+    std::string encode() const {
+        char b[64];
+        std::snprintf(b, sizeof b, "%.17g", percentile);
+        return "test=" + test + "\npath=" + path + "\nsend=" + send_spec + "\nrecv=" + recv_spec +
+               "\nsmem=" + send_mem + "\nrmem=" + recv_mem + "\niters=" + std::to_string(iters) +
+               "\nwarmup=" + std::to_string(warmup) + "\ncheck=" + std::to_string(check_all) +
+               "\npct=" + b + "\n";
+    }
+    void decode(const std::string &s) {
+        std::map<std::string, std::string> kv;
+        size_t pos = 0;
+        while (pos < s.size()) {
+            const size_t nl = s.find('\n', pos), eq = s.find('=', pos);
+            if (nl == std::string::npos || eq > nl) die("bad parameter message from the client");
+            kv[s.substr(pos, eq - pos)] = s.substr(eq + 1, nl - eq - 1);
+            pos = nl + 1;
+        }
+        test = kv["test"], path = kv["path"], send_spec = kv["send"], recv_spec = kv["recv"];
+        send_mem = kv["smem"], recv_mem = kv["rmem"];
+        iters = std::atol(kv["iters"].c_str()), warmup = std::atol(kv["warmup"].c_str());
+        check_all = std::atoi(kv["check"].c_str()), percentile = std::atof(kv["pct"].c_str());
+    }
+};
+
+struct Options {
+    Params p;
+    int port = 13337;
+    std::string format = "table";
+    std::string server;  // empty: this is the server
+};
+
+void usage() {
+    std::printf(
+        "  Usage: ucxdt_perftest [ server-hostname ] [ options ]\n\n"
+        "     -t <test>      tag_lat (default), tag_bw, pack, unpack (pack/unpack: one process)\n"
+        "     -x <path>      generic (UCP generic datatype, default) or packsend (pack, send\n"
+        "                    contiguous, unpack)\n"
+        "     -D <send>[,<recv>]  layouts of sender and receiver (nas_mg_y); equal signatures\n"
+        "                    are required. ',' inside a spec's parameters: use ';' to separate\n"
+        "                    the two layouts instead. -L lists them.\n"
+        "     -m <send mem>[,<recv mem>]  host (default), cuda, cuda-managed\n"
+        "     -n <iters>     timed iterations (1000)\n"
+        "     -w <iters>     warm-up iterations (10)\n"
+        "     -c             verify every iteration (default: the first and the last)\n"
+        "     -R <rank>      percentile rank of the latency percentile (50.0)\n"
+        "     -p <port>      TCP port for the out-of-band exchange (13337)\n"
+        "     -f <format>    table (default), csv, json\n"
+        "     -L             list the layouts and exit\n"
+        "     -h             show this help message\n");
+}
+
+// Splits "a,b" (or "a;b" when parameters contain commas) into the two sides.
+void split_pair(const std::string &s, std::string *a, std::string *b) {
+    size_t sep = s.find(';');
+    if (sep == std::string::npos && s.find(':') == std::string::npos) sep = s.find(',');
+    if (sep == std::string::npos) {
+        *a = s, b->clear();
+    } else {
+        *a = s.substr(0, sep), *b = s.substr(sep + 1);
+    }
+}
+
+// ---- Memory --------------------------------------------------------------------------------
+
+bool have_gpu() {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+struct Mem {
+    std::string kind;
+    std::byte *p = nullptr;
+    int64_t n = 0;
+    Mem() = default;
+    Mem(const std::string &k, int64_t bytes) : kind(k), n(bytes) {
+        const size_t size = static_cast<size_t>(std::max<int64_t>(bytes, 1));
+        if (kind == "host") {
+            p = static_cast<std::byte *>(std::aligned_alloc(4096, (size + 4095) / 4096 * 4096));
+            if (p == nullptr) die("cannot allocate %lld bytes", static_cast<long long>(bytes));
+            return;
+        }
+        if (kind != "cuda" && kind != "cuda-managed")
+            die("unknown memory type \"%s\" (host, cuda, cuda-managed)", kind.c_str());
+        if (!have_gpu()) die("memory type %s needs a CUDA GPU, and none was found", kind.c_str());
+        void *q = nullptr;
+        const cudaError_t e =
+            kind == "cuda" ? cudaMalloc(&q, size) : cudaMallocManaged(&q, size);
+        if (e != cudaSuccess) die("%s allocation: %s", kind.c_str(), cudaGetErrorString(e));
+        p = static_cast<std::byte *>(q);
+    }
+    ~Mem() {
+        if (p == nullptr) return;
+        if (kind == "host") std::free(p);
+        else cudaFree(p);
+    }
+    Mem(const Mem &) = delete;
+    Mem &operator=(const Mem &) = delete;
+    Mem(Mem &&o) noexcept { *this = std::move(o); }
+    Mem &operator=(Mem &&o) noexcept {
+        std::swap(kind, o.kind), std::swap(p, o.p), std::swap(n, o.n);
+        return *this;
+    }
+    void from_host(const std::byte *src) const {
+        if (kind == "host") std::memcpy(p, src, static_cast<size_t>(n));
+        else if (cudaMemcpy(p, src, static_cast<size_t>(n), cudaMemcpyDefault) != cudaSuccess)
+            die("cudaMemcpy to %s failed", kind.c_str());
+    }
+    void to_host(std::byte *dst) const {
+        if (kind == "host") std::memcpy(dst, p, static_cast<size_t>(n));
+        else if (cudaMemcpy(dst, p, static_cast<size_t>(n), cudaMemcpyDefault) != cudaSuccess)
+            die("cudaMemcpy from %s failed", kind.c_str());
+    }
+};
+
+// Copy of `bytes` between two buffers of these kinds: the memcpy baseline.
+void baseline_copy(void *dst, const void *src, int64_t bytes, bool host) {
+    if (host) std::memcpy(dst, src, static_cast<size_t>(bytes));
+    else cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault);
+}
+
+uint8_t pattern(int64_t off, long iter) {
+    uint64_t x = static_cast<uint64_t>(off) * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(iter);
+    x ^= x >> 29;
+    return static_cast<uint8_t>(x ^ (x >> 17));
+}
+uint8_t poison(int64_t off) {
+    uint64_t x = static_cast<uint64_t>(off) * 0xbf58476d1ce4e5b9ull + 0x5a5a;
+    return static_cast<uint8_t>(x ^ (x >> 31) ^ 0xa5);
+}
+
+// ---- A layout on one side: type, buffer, reference runs ------------------------------------
+
+struct Side {
+    L::Layout lay;
+    ucxdt_type_t type = UCXDT_TYPE_NULL;
+    int64_t packed = 0;
+    Mem buf;
+    std::vector<ucxdt::ref::Block> runs;  // reference walker, computed on first check
+    std::vector<uint8_t> in_map;          // 1 where a byte of buf belongs to the type map
+
+    void init(const std::string &spec, const std::string &mem) {
+        std::string err;
+        if (!L::resolve_layout(spec, &lay, &err)) die("-D %s: %s", spec.c_str(), err.c_str());
+        if (L::build(*lay.type, &type, true) != UCXDT_OK)
+            die("building %s: %s", lay.name.c_str(), ucxdt_last_error());
+        int64_t size = 0;
+        ucxdt_type_size(type, &size);
+        packed = size * lay.count;
+        buf = Mem(mem, lay.buffer_bytes);
+    }
+    std::byte *origin() const { return buf.p + lay.origin_bytes; }
+    void need_runs() {
+        if (!in_map.empty() || buf.n == 0) return;
+        runs = ucxdt::ref::typemap_runs(*lay.type, lay.count);
+        in_map.assign(static_cast<size_t>(buf.n), 0);
+        for (const auto &[d, len] : runs)
+            std::memset(in_map.data() + lay.origin_bytes + d, 1, static_cast<size_t>(len));
+    }
+    void fill_pattern(long iter) const {
+        std::vector<std::byte> h(static_cast<size_t>(buf.n));
+        for (int64_t i = 0; i < buf.n; ++i) h[i] = std::byte{pattern(i, iter)};
+        buf.from_host(h.data());
+    }
+    void fill_poison() const {
+        std::vector<std::byte> h(static_cast<size_t>(buf.n));
+        for (int64_t i = 0; i < buf.n; ++i) h[i] = std::byte{poison(i)};
+        buf.from_host(h.data());
+    }
+    // The packed stream of this (send) layout over pattern(., iter), by the reference walker.
+    std::vector<std::byte> expected_stream(long iter) {
+        need_runs();
+        std::vector<std::byte> e(static_cast<size_t>(packed));
+        int64_t k = 0;
+        for (const auto &[d, len] : runs)
+            for (int64_t j = 0; j < len; ++j)
+                e[k++] = std::byte{pattern(lay.origin_bytes + d + j, iter)};
+        return e;
+    }
+    // "" if ucxdt_pack of buf equals `expect` and every gap byte kept its poison.
+    std::string check(const std::vector<std::byte> &expect) {
+        need_runs();
+        if (static_cast<int64_t>(expect.size()) != packed) return "packed sizes differ";
+        std::vector<std::byte> h(static_cast<size_t>(buf.n)), got(static_cast<size_t>(packed));
+        buf.to_host(h.data());
+        int64_t pos = 0;
+        if (ucxdt_pack(h.data() + lay.origin_bytes, lay.count, type, got.data(), packed, &pos) !=
+            UCXDT_OK)
+            return std::string("ucxdt_pack of the receive buffer: ") + ucxdt_last_error();
+        for (int64_t i = 0; i < packed; ++i)
+            if (got[i] != expect[i])
+                return "packed stream byte " + std::to_string(i) + " is " +
+                       std::to_string(static_cast<int>(got[i])) + ", expected " +
+                       std::to_string(static_cast<int>(expect[i]));
+        for (int64_t i = 0; i < buf.n; ++i)
+            if (!in_map[i] && h[i] != std::byte{poison(i)})
+                return "gap byte " + std::to_string(i) + " of the receive buffer was overwritten";
+        return "";
+    }
+};
+
+bool checked(const Params &p, long it) { return p.check_all || it == 0 || it == p.iters - 1; }
+
+// ---- Out-of-band socket --------------------------------------------------------------------
+
+void sock_write(int fd, const void *data, size_t n) {
+    const char *c = static_cast<const char *>(data);
+    while (n > 0) {
+        const ssize_t w = ::send(fd, c, n, MSG_NOSIGNAL);
+        if (w <= 0) die("out-of-band socket: send failed (%s)", std::strerror(errno));
+        c += w, n -= static_cast<size_t>(w);
+    }
+}
+void sock_read(int fd, void *data, size_t n) {
+    char *c = static_cast<char *>(data);
+    while (n > 0) {
+        const ssize_t r = ::recv(fd, c, n, 0);
+        if (r <= 0) die("out-of-band socket: peer closed or failed");
+        c += r, n -= static_cast<size_t>(r);
+    }
+}
+void send_blob(int fd, const std::string &s) {
+    const uint64_t n = s.size();
+    sock_write(fd, &n, sizeof n);
+    sock_write(fd, s.data(), s.size());
+}
+std::string recv_blob(int fd) {
+    uint64_t n = 0;
+    sock_read(fd, &n, sizeof n);
+    if (n > (1u << 24)) die("out-of-band socket: oversized message");
+    std::string s(n, '\0');
+    sock_read(fd, s.data(), n);
+    return s;
+}
+
+int server_accept(int port) {
+    const int lfd = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int one = 1;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET, a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = INADDR_ANY;
+    if (::bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || ::listen(lfd, 1) != 0)
+        die("cannot listen on port %d: %s", port, std::strerror(errno));
+    std::fprintf(stderr, "Waiting for connection on port %d...\n", port);
+    const int fd = ::accept(lfd, nullptr, nullptr);
+    ::close(lfd);
+    if (fd < 0) die("accept: %s", std::strerror(errno));
+    return fd;
+}
+
+int client_connect(const std::string &host, int port) {
+    addrinfo hints{}, *res = nullptr;
+    hints.ai_family = AF_INET, hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0)
+        die("cannot resolve %s", host.c_str());
+    int fd = -1;
+    for (int attempt = 0; attempt < 50 && fd < 0; ++attempt) {  // the server may be starting
+        fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (::connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+            ::close(fd), fd = -1;
+            usleep(100000);
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0) die("cannot connect to %s:%d", host.c_str(), port);
+    return fd;
+}
+
+// ---- UCP -----------------------------------------------------------------------------------
+
+struct Ucp {
+    ucp_context_h ctx = nullptr;
+    ucp_worker_h worker = nullptr;
+    ucp_ep_h ep = nullptr;
+    ucp_datatype_t send_dt = 0, recv_dt = 0;
+    bool have_dt = false;
+
+    void init(int fd) {
+        ucp_params_t p{};
+        p.field_mask = UCP_PARAM_FIELD_FEATURES;
+        p.features = UCP_FEATURE_TAG;
+        if (ucs_status_t s = ucp_init(&p, nullptr, &ctx); s != UCS_OK)
+            die("ucp_init: %s", ucs_status_string(s));
+        ucp_worker_params_t wp{};
+        wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+        wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+        if (ucs_status_t s = ucp_worker_create(ctx, &wp, &worker); s != UCS_OK)
+            die("ucp_worker_create: %s", ucs_status_string(s));
+        ucp_address_t *addr = nullptr;
+        size_t len = 0;
+        if (ucs_status_t s = ucp_worker_get_address(worker, &addr, &len); s != UCS_OK)
+            die("ucp_worker_get_address: %s", ucs_status_string(s));
+        send_blob(fd, std::string(reinterpret_cast<const char *>(addr), len));
+        ucp_worker_release_address(worker, addr);
+        const std::string peer = recv_blob(fd);
+        ucp_ep_params_t ep{};
+        ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        ep.address = reinterpret_cast<const ucp_address_t *>(peer.data());
+        if (ucs_status_t s = ucp_ep_create(worker, &ep, &this->ep); s != UCS_OK)
+            die("ucp_ep_create: %s", ucs_status_string(s));
+    }
+    void make_dts(ucxdt_type_t s, ucxdt_type_t r) {
+        if (ucxdt_ucp_dt_create(s, &send_dt) != UCS_OK || ucxdt_ucp_dt_create(r, &recv_dt) != UCS_OK)
+            die("ucxdt_ucp_dt_create: %s", ucxdt_last_error());
+        have_dt = true;
+    }
+    void wait(void *req, const char *what) {
+        if (req == nullptr) return;
+        if (UCS_PTR_IS_ERR(req)) die("%s: %s", what, ucs_status_string(UCS_PTR_STATUS(req)));
+        ucs_status_t s;
+        while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS) ucp_worker_progress(worker);
+        ucp_request_free(req);
+        if (s != UCS_OK) die("%s: %s", what, ucs_status_string(s));
+    }
+    void send(const void *buf, size_t count, ucp_datatype_t dt, ucp_tag_t tag) {
+        ucp_request_param_t rp{};
+        rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+        rp.datatype = dt;
+        wait(ucp_tag_send_nbx(ep, buf, count, tag, &rp), "ucp_tag_send_nbx");
+    }
+    void recv(void *buf, size_t count, ucp_datatype_t dt, ucp_tag_t tag) {
+        ucp_request_param_t rp{};
+        rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+        rp.datatype = dt;
+        wait(ucp_tag_recv_nbx(worker, buf, count, tag, ~ucp_tag_t(0), &rp), "ucp_tag_recv_nbx");
+    }
+    void close() {
+        if (ep != nullptr) {
+            ucp_request_param_t rp{};
+            rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+            rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+            void *r = ucp_ep_close_nbx(ep, &rp);
+            if (r != nullptr && !UCS_PTR_IS_ERR(r)) {
+                while (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_worker_progress(worker);
+                ucp_request_free(r);
+            }
+        }
+        if (have_dt) ucxdt_ucp_dt_destroy(send_dt), ucxdt_ucp_dt_destroy(recv_dt);
+        if (worker != nullptr) ucp_worker_destroy(worker);
+        if (ctx != nullptr) ucp_cleanup(ctx);
+    }
+};
+
+// One message of side `s` in either direction, on the chosen path. `stage` is the contiguous
+// buffer of the packsend path.
+void send_side(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
+    if (p.path == "generic") {
+        u.send(s.origin(), static_cast<size_t>(s.lay.count), dt, kDataTag);
+        return;
+    }
+    int64_t pos = 0;
+    if (ucxdt_pack(s.origin(), s.lay.count, s.type, stage.p, stage.n, &pos) != UCXDT_OK)
+        die("ucxdt_pack: %s", ucxdt_last_error());
+    u.send(stage.p, static_cast<size_t>(s.packed), ucp_dt_make_contig(1), kDataTag);
+}
+void recv_side(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
+    if (p.path == "generic") {
+        u.recv(s.origin(), static_cast<size_t>(s.lay.count), dt, kDataTag);
+        return;
+    }
+    u.recv(stage.p, static_cast<size_t>(s.packed), ucp_dt_make_contig(1), kDataTag);
+    int64_t pos = 0;
+    if (ucxdt_unpack(stage.p, stage.n, &pos, s.origin(), s.lay.count, s.type) != UCXDT_OK)
+        die("ucxdt_unpack: %s", ucxdt_last_error());
+}
+
+// ---- Results -------------------------------------------------------------------------------
+
+struct Result {
+    std::vector<double> lat_us;    // one-way time of each timed iteration
+    double overall_us = 0;         // one-way wall time per iteration, checks excluded
+    double baseline_us = -1;       // pack/unpack: memcpy of the packed bytes
+    long checks = 0;
+    std::string failure;           // "" when every check passed
+};
+
+struct Progress {
+    double last = now_s();
+    void tick(long it, long total) {
+        if (now_s() - last < 2.0) return;
+        last = now_s();
+        std::fprintf(stderr, "[ucxdt_perftest] %ld/%ld iterations\n", it, total);
+    }
+};
+
+void record_failure(Result &r, long it, const std::string &e) {
+    if (!e.empty() && r.failure.empty()) r.failure = "iteration " + std::to_string(it) + ": " + e;
+}
+
+// Client of tag_bw: the sender. Server: the receiver.
+void run_bw(Ucp &u, const Params &p, Side &snd, Side &rcv, bool client, Result &r) {
+    Mem stage(client ? snd.buf.kind : rcv.buf.kind, snd.packed);
+    Progress prog;
+    double excluded = 0, t_start = 0;
+    for (long i = -p.warmup; i < p.iters; ++i) {
+        if (i == 0) t_start = now_s();
+        const bool chk = i >= 0 && checked(p, i);
+        double t0 = now_s();
+        if (chk) {
+            if (client) snd.fill_pattern(i);
+            else rcv.fill_poison();
+            const double t1 = now_s();
+            excluded += t1 - t0, t0 = t1;
+        }
+        if (client) send_side(u, p, snd, u.send_dt, stage);
+        else recv_side(u, p, rcv, u.recv_dt, stage);
+        const double t1 = now_s();
+        if (i >= 0) r.lat_us.push_back((t1 - t0) * 1e6);
+        if (chk && !client) {
+            record_failure(r, i, rcv.check(snd.expected_stream(i)));
+            ++r.checks;
+            excluded += now_s() - t1;
+        }
+        if (client && i >= 0) prog.tick(i + 1, p.iters);
+    }
+    uint64_t ack = 0;
+    if (client) u.recv(&ack, sizeof ack, ucp_dt_make_contig(1), kAckTag);
+    else u.send(&ack, sizeof ack, ucp_dt_make_contig(1), kAckTag);
+    r.overall_us = (now_s() - t_start - excluded) * 1e6 / static_cast<double>(p.iters);
+}
+
+// tag_lat: the client sends its layout, the server receives into its layout and echoes it
+// back from there; the client receives the echo into a second buffer of its layout.
+void run_lat(Ucp &u, const Params &p, Side &snd, Side &rcv, Side *echo, bool client, Result &r) {
+    Mem stage(client ? snd.buf.kind : rcv.buf.kind, snd.packed);
+    Progress prog;
+    double excluded = 0, t_start = 0;
+    for (long i = -p.warmup; i < p.iters; ++i) {
+        if (i == 0) t_start = now_s();
+        const bool chk = i >= 0 && checked(p, i);
+        double t0 = now_s();
+        if (chk) {
+            if (client) snd.fill_pattern(i), echo->fill_poison();
+            else rcv.fill_poison();
+            const double t1 = now_s();
+            excluded += t1 - t0, t0 = t1;
+        }
+        if (client) {
+            send_side(u, p, snd, u.send_dt, stage);
+            recv_side(u, p, *echo, u.send_dt, stage);
+        } else {
+            recv_side(u, p, rcv, u.recv_dt, stage);
+            send_side(u, p, rcv, u.recv_dt, stage);
+        }
+        const double t1 = now_s();
+        if (i >= 0) r.lat_us.push_back((t1 - t0) * 1e6 / 2);
+        if (chk) {
+            const auto expect = snd.expected_stream(i);
+            record_failure(r, i, client ? echo->check(expect) : rcv.check(expect));
+            ++r.checks;
+            excluded += now_s() - t1;
+        }
+        if (client && i >= 0) prog.tick(i + 1, p.iters);
+    }
+    r.overall_us = (now_s() - t_start - excluded) * 1e6 / static_cast<double>(p.iters) / 2;
+}
+
+// pack / unpack: one process; the engine against a plain copy of the packed bytes.
+void run_local(const Params &p, Side &snd, Side &rcv, Result &r) {
+    const bool pack = p.test == "pack";
+    Side &s = pack ? snd : rcv;
+    Mem packed(s.buf.kind, s.packed), copy_src(s.buf.kind, s.packed);
+    const bool host = s.buf.kind == "host";
+    auto op = [&] {
+        int64_t pos = 0;
+        const ucxdt_status_t st =
+            pack ? ucxdt_pack(s.origin(), s.lay.count, s.type, packed.p, packed.n, &pos)
+                 : ucxdt_unpack(packed.p, packed.n, &pos, s.origin(), s.lay.count, s.type);
+        if (st != UCXDT_OK) die("%s: %s", pack ? "ucxdt_pack" : "ucxdt_unpack", ucxdt_last_error());
+    };
+    Progress prog;
+    double excluded = 0, t_start = 0;
+    for (long i = -p.warmup; i < p.iters; ++i) {
+        if (i == 0) t_start = now_s();
+        const bool chk = i >= 0 && checked(p, i);
+        double t0 = now_s();
+        std::vector<std::byte> expect;
+        if (chk) {
+            expect = snd.expected_stream(i);
+            if (pack) {
+                s.fill_pattern(i);
+            } else {  // the stream of the send layout, unpacked into the receive layout
+                s.fill_poison();
+                packed.from_host(expect.data());
+            }
+            const double t1 = now_s();
+            excluded += t1 - t0, t0 = t1;
+        }
+        op();
+        const double t1 = now_s();
+        if (i >= 0) r.lat_us.push_back((t1 - t0) * 1e6);
+        if (chk) {
+            std::string e;
+            if (pack) {
+                std::vector<std::byte> got(static_cast<size_t>(s.packed));
+                packed.to_host(got.data());
+                if (got != expect) e = "packed stream differs from the reference walker's";
+            } else {
+                e = s.check(expect);
+            }
+            record_failure(r, i, e);
+            ++r.checks;
+            excluded += now_s() - t1;
+        }
+        if (i >= 0) prog.tick(i + 1, p.iters);
+    }
+    r.overall_us = (now_s() - t_start - excluded) * 1e6 / static_cast<double>(p.iters);
+    // Baseline: the same number of bytes by memcpy / cudaMemcpy, median of the iterations.
+    std::vector<double> b;
+    const long n = std::max<long>(1, std::min<long>(p.iters, 1000));
+    for (long i = 0; i < n; ++i) {
+        const double t0 = now_s();
+        baseline_copy(packed.p, copy_src.p, s.packed, host);
+        b.push_back((now_s() - t0) * 1e6);
+    }
+    std::sort(b.begin(), b.end());
+    r.baseline_us = b[b.size() / 2];
+}
+
+// ---- Output --------------------------------------------------------------------------------
+
+struct Summary {
+    double pct_us, avg_us, overall_us, bw_avg, bw_overall, mr_avg, mr_overall;
+};
+
+Summary summarize(const Params &p, const Result &r, int64_t bytes) {
+    std::vector<double> v = r.lat_us;
+    std::sort(v.begin(), v.end());
+    Summary s{};
+    const size_t k = std::min(v.size() - 1, static_cast<size_t>(p.percentile / 100.0 * v.size()));
+    s.pct_us = v[k];
+    double sum = 0;
+    for (double x : v) sum += x;
+    s.avg_us = sum / static_cast<double>(v.size());
+    s.overall_us = r.overall_us;
+    const double mb = static_cast<double>(bytes) / (1 << 20);
+    s.bw_avg = mb / (s.avg_us * 1e-6), s.bw_overall = mb / (s.overall_us * 1e-6);
+    s.mr_avg = 1e6 / s.avg_us, s.mr_overall = 1e6 / s.overall_us;
+    return s;
+}
+
+std::string verified_text(const Params &p, const Result &r, long peer_checks) {
+    char b[512];
+    const std::string which = p.check_all ? "every iteration" : "first and last iterations";
+    if (p.test == "pack" || p.test == "unpack")
+        std::snprintf(b, sizeof b, "%s (%ld checks against the reference type-map walker)",
+                      which.c_str(), r.checks);
+    else
+        std::snprintf(b, sizeof b,
+                      "%s: packed stream and receive-buffer gaps (%ld checks here, %ld on the "
+                      "server)",
+                      which.c_str(), r.checks, peer_checks);
+    return b;
+}
+
+void print(const Options &o, const Side &snd, const Side &rcv, const Result &r, bool ok,
+           const std::string &verified) {
+    const Params &p = o.p;
+    const Summary s = summarize(p, r, snd.packed);
+    const bool local = p.test == "pack" || p.test == "unpack";
+    const std::string rmem = rcv.buf.kind;
+    if (o.format == "csv") {
+        std::printf("test,path,send_layout,recv_layout,send_mem,recv_mem,packed_bytes,iterations,"
+                    "lat_us_p50,lat_us_avg,lat_us_overall,bw_MBps_avg,bw_MBps_overall,"
+                    "msg_rate_avg,memcpy_us,verified\n");
+        std::printf("%s,%s,\"%s\",\"%s\",%s,%s,%lld,%ld,%.3f,%.3f,%.3f,%.2f,%.2f,%.0f,%.3f,%s\n",
+                    p.test.c_str(), local ? "-" : p.path.c_str(), snd.lay.name.c_str(),
+                    rcv.lay.name.c_str(), snd.buf.kind.c_str(), rmem.c_str(),
+                    static_cast<long long>(snd.packed), p.iters, s.pct_us, s.avg_us, s.overall_us,
+                    s.bw_avg, s.bw_overall, s.mr_avg, r.baseline_us, ok ? "yes" : "no");
+        return;
+    }
+    if (o.format == "json") {
+        std::printf("{\"test\":\"%s\",\"path\":\"%s\",\"send_layout\":\"%s\",\"recv_layout\":"
+                    "\"%s\",\"send_mem\":\"%s\",\"recv_mem\":\"%s\",\"packed_bytes\":%lld,"
+                    "\"iterations\":%ld,\"percentile\":%.1f,\"lat_us_pct\":%.3f,"
+                    "\"lat_us_avg\":%.3f,\"lat_us_overall\":%.3f,\"bw_MBps_avg\":%.2f,"
+                    "\"bw_MBps_overall\":%.2f,\"msg_rate_avg\":%.0f,\"msg_rate_overall\":%.0f,"
+                    "\"memcpy_us\":%.3f,\"verified\":%s,\"verification\":\"%s\"}\n",
+                    p.test.c_str(), local ? "-" : p.path.c_str(), snd.lay.name.c_str(),
+                    rcv.lay.name.c_str(), snd.buf.kind.c_str(), rmem.c_str(),
+                    static_cast<long long>(snd.packed), p.iters, p.percentile, s.pct_us, s.avg_us,
+                    s.overall_us, s.bw_avg, s.bw_overall, s.mr_avg, s.mr_overall, r.baseline_us,
+                    ok ? "true" : "false", verified.c_str());
+        return;
+    }
+    std::printf("+------------------------------------------------------------------------------"
+                "-----------+\n");
+    std::printf("| test: %-8s path: %-8s send: %s [%s]\n", p.test.c_str(),
+                local ? "-" : p.path.c_str(), snd.lay.name.c_str(), snd.buf.kind.c_str());
+    std::printf("| packed: %lld B%*s recv: %s [%s]\n", static_cast<long long>(snd.packed), 10, "",
+                rcv.lay.name.c_str(), rmem.c_str());
+    std::printf("+--------------+--------------+------------------------------+-----------------"
+                "----+-----------------------+\n");
+    std::printf("|              |              | %s |   bandwidth (MB/s)  |  message rate "
+                "(msg/s) |\n",
+                p.test == "tag_lat" ? "       latency (usec)       " : "      overhead (usec)       ");
+    std::printf("+--------------+--------------+----------+---------+---------+----------+-----"
+                "-----+-----------+-----------+\n");
+    std::printf("|    Stage     | # iterations | %4.1f%%ile | average | overall |  average |  "
+                "overall |  average  |  overall  |\n",
+                p.percentile);
+    std::printf("+--------------+--------------+----------+---------+---------+----------+-----"
+                "-----+-----------+-----------+\n");
+    std::printf("Final:         %14ld %10.3f %9.3f %9.3f %10.2f %10.2f %11.0f %11.0f\n", p.iters,
+                s.pct_us, s.avg_us, s.overall_us, s.bw_avg, s.bw_overall, s.mr_avg, s.mr_overall);
+    if (local)
+        std::printf("memcpy of the %lld packed bytes (%s): %.3f usec, %.2f MB/s\n",
+                    static_cast<long long>(snd.packed), snd.buf.kind.c_str(), r.baseline_us,
+                    static_cast<double>(snd.packed) / (1 << 20) / (r.baseline_us * 1e-6));
+    std::printf("%s %s\n", ok ? "verified:" : "VERIFICATION FAILED:", verified.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Options o;
+    std::string dspec, mspec;
+    for (int c; (c = getopt(argc, argv, "t:x:D:m:n:w:cR:p:f:Lh")) != -1;) {
+        switch (c) {
+        case 't': o.p.test = optarg; break;
+        case 'x': o.p.path = optarg; break;
+        case 'D': dspec = optarg; break;
+        case 'm': mspec = optarg; break;
+        case 'n': o.p.iters = std::atol(optarg); break;
+        case 'w': o.p.warmup = std::atol(optarg); break;
+        case 'c': o.p.check_all = 1; break;
+        case 'R': o.p.percentile = std::atof(optarg); break;
+        case 'p': o.port = std::atoi(optarg); break;
+        case 'f': o.format = optarg; break;
+        case 'L': std::fputs(L::list_layouts().c_str(), stdout); return 0;
+        case 'h': usage(); return 0;
+        default: usage(); return 2;
+        }
+    }
+    if (optind + 1 == argc) o.server = argv[optind];
+    else if (optind != argc) return usage(), 2;
+    if (!dspec.empty()) split_pair(dspec, &o.p.send_spec, &o.p.recv_spec);
+    if (!mspec.empty()) {
+        const size_t comma = mspec.find(',');
+        o.p.send_mem = mspec.substr(0, comma);
+        o.p.recv_mem = comma == std::string::npos ? "" : mspec.substr(comma + 1);
+    }
+    if (o.format != "table" && o.format != "csv" && o.format != "json")
+        die("-f %s: expected table, csv or json", o.format.c_str());
+
+    const bool local = o.p.test == "pack" || o.p.test == "unpack";
+    int fd = -1;
+    const bool client = local || !o.server.empty();
+    if (!local && o.server.empty()) {  // server: everything but the port comes from the client
+        fd = server_accept(o.port);
+        o.p.decode(recv_blob(fd));
+    }
+    Params &p = o.p;
+    if (p.recv_spec.empty()) p.recv_spec = p.send_spec;
+    if (p.recv_mem.empty()) p.recv_mem = p.send_mem;
+    if (p.test != "tag_lat" && p.test != "tag_bw" && !local)
+        die("-t %s: expected tag_lat, tag_bw, pack or unpack", p.test.c_str());
+    if (p.path != "generic" && p.path != "packsend")
+        die("-x %s: expected generic or packsend", p.path.c_str());
+    if (p.iters < 1 || p.warmup < 0) die("-n must be >= 1 and -w >= 0");
+    if (p.percentile < 0 || p.percentile > 100) die("-R must be in [0, 100]");
+
+    // Both sides build both layouts: the receiver needs the sender's to know what to expect.
+    Side snd, rcv, echo;
+    snd.init(p.send_spec, p.send_mem);
+    rcv.init(p.recv_spec, p.recv_mem);
+    ucxdt_signature_t ss{}, rs{};
+    ucxdt_type_signature(snd.type, snd.lay.count, &ss);
+    ucxdt_type_signature(rcv.type, rcv.lay.count, &rs);
+    if (ss.hash != rs.hash || ss.length != rs.length)
+        die("type signatures differ: send %s (%lld primitives, %lld B) cannot be received as "
+            "%s (%lld primitives, %lld B); the layouts must carry the same primitives in the "
+            "same order",
+            snd.lay.name.c_str(), static_cast<long long>(ss.length),
+            static_cast<long long>(snd.packed), rcv.lay.name.c_str(),
+            static_cast<long long>(rs.length), static_cast<long long>(rcv.packed));
+    if (snd.packed == 0) die("the layouts carry no data");
+
+    Result r;
+    long peer_checks = 0;
+    std::string peer_failure;
+    if (local) {
+        run_local(p, snd, rcv, r);
+    } else {
+        if (client) {
+            fd = client_connect(o.server, o.port);
+            send_blob(fd, p.encode());
+        }
+        Ucp u;
+        u.init(fd);
+        if (p.path == "generic") u.make_dts(snd.type, rcv.type);
+        send_blob(fd, "ready"), recv_blob(fd);  // both endpoints exist before any data
+        if (p.test == "tag_lat" && client) echo.init(p.send_spec, p.send_mem);
+        if (p.test == "tag_bw") run_bw(u, p, snd, rcv, client, r);
+        else run_lat(u, p, snd, rcv, client ? &echo : nullptr, client, r);
+        // The server reports its checks; then both tear down.
+        if (client) {
+            const std::string rep = recv_blob(fd);
+            peer_checks = std::atol(rep.c_str());
+            const size_t nl = rep.find('\n');
+            if (nl != std::string::npos) peer_failure = rep.substr(nl + 1);
+        } else {
+            send_blob(fd, std::to_string(r.checks) + "\n" + r.failure);
+        }
+        send_blob(fd, "done"), recv_blob(fd);
+        u.close();
+        ::close(fd);
+    }
+
+    if (!r.failure.empty())
+        std::fprintf(stderr, "ucxdt_perftest: VERIFICATION FAILED (%s side) at %s\n",
+                     client ? "client" : "server", r.failure.c_str());
+    if (!peer_failure.empty())
+        std::fprintf(stderr, "ucxdt_perftest: VERIFICATION FAILED (server side) at %s\n",
+                     peer_failure.c_str());
+    const bool ok = r.failure.empty() && peer_failure.empty();
+    if (client) print(o, snd, rcv, r, ok, verified_text(p, r, peer_checks));
+    else
+        std::fprintf(stderr, "server: %s, %ld checks\n", ok ? "verified" : "verification failed",
+                     r.checks);
+    return ok ? 0 : 1;
+}
