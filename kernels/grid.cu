@@ -1,5 +1,7 @@
 // Grid size of the grid-stride pack kernels: enough blocks to fill every multiprocessor
 // several times over, no more (extra blocks would only re-enter the stride loop's exit).
+#include "pack_kernels.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>

@@ -65,6 +65,10 @@ struct UnitArgs {
     bool pack = true;
 };
 
+/// Blocks of `block` threads for a grid-stride launch of `threads` threads on the current
+/// device: enough to fill every multiprocessor, no more (kernels/grid.cu).
+unsigned grid_blocks(uint64_t threads, unsigned block);
+
 /// Enqueue on `stream` (on the current device). Return the launch's status.
 cudaError_t launch_strided(const StridedArgs &args, cudaStream_t stream);
 cudaError_t launch_units(const UnitArgs &args, cudaStream_t stream);

@@ -70,8 +70,6 @@ cudaError_t launch(const PointArgs &a, dim3 grid, dim3 block, cudaStream_t strea
 
 }  // namespace
 
-unsigned grid_blocks(uint64_t threads, unsigned block);
-
 cudaError_t launch_point(const PointArgs &a, cudaStream_t stream) {
     if (a.end <= a.offset) return cudaSuccess;
     constexpr unsigned kBlock = 256;

@@ -93,8 +93,6 @@ cudaError_t launch(const StridedArgs &a, dim3 grid, dim3 block, cudaStream_t str
 
 }  // namespace
 
-unsigned grid_blocks(uint64_t threads, unsigned block);
-
 cudaError_t launch_strided(const StridedArgs &a, cudaStream_t stream) {
     if (a.items == 0) return cudaSuccess;
     constexpr unsigned kBlock = 256;

@@ -82,8 +82,6 @@ __global__ void tile_kernel(const __grid_constant__ TileArgs a) {
 
 }  // namespace
 
-unsigned grid_blocks(uint64_t threads, unsigned block);
-
 cudaError_t launch_tiles(const TileArgs &a, cudaStream_t stream) {
     if (a.runs == 0 || a.end <= a.offset) return cudaSuccess;
     constexpr unsigned kBlock = 256;

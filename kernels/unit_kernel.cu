@@ -31,8 +31,6 @@ __global__ void unit_kernel(const __grid_constant__ UnitArgs a) {
 
 }  // namespace
 
-unsigned grid_blocks(uint64_t threads, unsigned block);
-
 cudaError_t launch_units(const UnitArgs &a, cudaStream_t stream) {
     if (a.items == 0) return cudaSuccess;
     constexpr unsigned kBlock = 256;

@@ -1,5 +1,7 @@
 #include "cpu_engine.hpp"
 
+#include "address.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -86,13 +88,6 @@ void for_each_piece(const Plan &p, int64_t offset, int64_t length, Visit &&visit
             if (pos < end) next_outer();
         }
     }
-}
-
-// Address of byte displacement `disp` from `buf`; buf may be NULL (MPI_BOTTOM) and disp an
-// absolute address, so the sum is formed as an integer.
-template <typename T>
-inline T *at(T *buf, int64_t disp) {
-    return reinterpret_cast<T *>(reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(disp));
 }
 
 }  // namespace

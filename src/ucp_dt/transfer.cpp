@@ -1,5 +1,6 @@
 #include "transfer.hpp"
 
+#include "address.hpp"
 #include "cpu_engine.hpp"
 #include "error.hpp"
 #include "uct_cuda/cuda_check.hpp"
@@ -17,10 +18,6 @@ using cuda::MemoryType;
 
 bool on_gpu(MemoryType m) { return m == MemoryType::DEVICE || m == MemoryType::MANAGED; }
 bool gpu_accessible(MemoryType m) { return m != MemoryType::HOST; }
-
-char *at(char *base, int64_t disp) {
-    return reinterpret_cast<char *>(reinterpret_cast<uintptr_t>(base) + static_cast<uintptr_t>(disp));
-}
 
 // Pageable packed buffer, layout on the GPU: the kernel packs chunks into device staging and
 // the copy engine moves each to the host (and the reverse for unpack).

@@ -1,6 +1,7 @@
 #include "gpu_engine.hpp"
 
 #include "cuda_check.hpp"
+#include "ucp_dt/address.hpp"
 #include "pack_kernels.hpp"
 #include "method.hpp"
 #include "type_tree.hpp"
@@ -9,16 +10,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 
 namespace ucxdt::cuda {
 
 namespace {
 
 using kernels::kMaxDims;
-
-char *at(char *base, int64_t disp) {
-    return reinterpret_cast<char *>(reinterpret_cast<uintptr_t>(base) + static_cast<uintptr_t>(disp));
-}
 
 kernels::Dims to_dims(const std::vector<Plan::Dim> &dims, size_t first) {
     kernels::Dims d;
@@ -57,7 +55,13 @@ ucxdt_status_t split_dims(const Plan &p, int64_t offset, int64_t end, char *pack
     return UCXDT_OK;
 }
 
-bool divides(int64_t v, int64_t x) { return x % v == 0; }
+// The widest power of two up to 16 that divides every value.
+int widest_dividing(std::initializer_list<int64_t> values) {
+    int v = 16;
+    for (int64_t x : values)
+        while (v > 1 && x % v != 0) v /= 2;
+    return v;
+}
 
 // One strided level of short runs that lie densely: the tile kernel moves words on both
 // sides through shared memory, where per-run accesses would be one or a few bytes wide.
@@ -108,15 +112,9 @@ ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t
         a.end = hi;
         a.pack = pack;
         // The widest access that every run start, length and both buffers allow.
-        int v = 16;
-        auto fits = [&](int64_t w) {
-            bool ok = divides(w, p.block_len) && divides(w, base) && divides(w, lo) &&
-                      divides(w, hi) && divides(w, reinterpret_cast<intptr_t>(layout)) &&
-                      divides(w, reinterpret_cast<intptr_t>(pk));
-            for (int k = 0; k < a.dims.n; ++k) ok = ok && divides(w, a.dims.stride[k]);
-            return ok;
-        };
-        while (v > 1 && !fits(v)) v /= 2;
+        int v = widest_dividing({p.block_len, base, lo, hi, reinterpret_cast<intptr_t>(layout),
+                                 reinterpret_cast<intptr_t>(pk)});
+        for (int k = 0; k < a.dims.n; ++k) v = std::min(v, widest_dividing({a.dims.stride[k]}));
         // Long misaligned runs do better finding their alignment per piece than bytewise.
         a.vec = (v < 4 && p.block_len >= 64) ? 0 : v;
         // A lane takes at least 32 bytes (4 accesses) of a run, so short runs get one thread
@@ -199,14 +197,6 @@ ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t of
     if (chunked) return UCXDT_OK;
     if (ucxdt_status_t st = wait_ready(*units, stream)) return st;
     return unit_launch(p, *units, layout, packed, offset, length, pack, stream, 0, UINT64_MAX);
-}
-
-// The widest power of two up to 16 that divides every value.
-int widest_dividing(std::initializer_list<int64_t> values) {
-    int v = 16;
-    for (int64_t x : values)
-        while (v > 1 && x % v != 0) v /= 2;
-    return v;
 }
 
 ucxdt_status_t point_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
