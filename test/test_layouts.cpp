@@ -1,7 +1,9 @@
 // Every application layout through the CPU engine, checked against the source's numbers and
-// against the reference type-map walker (perftest/layouts/typemap_walk), plus known answers for
+// against the reference type-map walker (perftest/layouts/typemap_walk), the same for layouts
+// that the registry (perftest/layouts/registry) builds from parameters, plus known answers for
 // the walker itself and the C++ wrappers.
 #include "layouts/app_layouts.hpp"
+#include "layouts/registry.hpp"
 #include "layouts/typemap_walk.hpp"
 
 #include <ucxdt/ucxdt.hpp>
@@ -12,6 +14,7 @@
 #include <cctype>
 #include <cstring>
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -23,6 +26,61 @@ namespace L = ucxdt::layouts;
 
 const std::vector<Layout> &all_layouts() {
     static const std::vector<Layout> v = L::application_layouts();
+    return v;
+}
+
+// Specs that the registry builds from their parameters (none is a pre-built size), small enough
+// for the walker: every constructor spec, and every application family at sizes of the doc's
+// tables (Registry.AnySizeMatchesDocTables holds those to the doc's numbers) and at edge sizes
+// where blocks merge.
+const std::vector<std::string> kSpecs = {
+    "hvector:count=5,blocklength=3,stride=40,type=int32",
+    "hvector:count=4,blocklength=2,stride=16",  // blocks touch: one run
+    "indexed:blocklengths=2/0/3,displacements=10/0/4,type=int64",
+    "indexed_block:blocklength=2,displacements=6/0/3",
+    "subarray:sizes=4/5/6,subsizes=2/3/4,starts=1/2/2,order=fortran,type=float",
+    "subarray:sizes=6/7,subsizes=3/2,starts=3/5",
+    "struct:count=7",
+    "transpose:n=5",
+    "transpose:n=1",
+    "nas_mg_x:130x66x66",
+    "nas_mg_y:130x66x66",
+    "nas_mg_z:130x66x66",
+    "nas_mg_x:5x3x4",
+    "nas_lu_x:33",
+    "nas_lu_y:33",
+    "nas_lu_y:1",
+    "milc_su3_zdown:8x16x16x16",
+    "milc_su3_zdown:2x3x1x5",  // d4 = 1: the halves' blocks merge into one
+    "wrf_x_vec:4x4",
+    "wrf_x_sa:4x4",
+    "wrf_y_vec:3x3",
+    "wrf_y_sa:3x3",
+    "wrf_y_sa:8x8",
+    "specfem3d_mt_send:3x2x6400",
+    "specfem3d_mt_recv:3x2x6400",
+    "specfem3d_mt_send:4x1x10",  // DIM2 = 1: one run
+    "fft2_gather:N=512",
+    "fft2_scatter:N=512",
+    "fft2_scatter:N=12,P=3",
+    "fft2_gather:N=8,P=1",  // the whole matrix: one run
+    "comb_send:-x-y,8^3,g2",
+    "comb_recv:+z,6^3,g3",
+    "comb_send:+x-y+z,5^3",
+};
+
+// The pre-built layouts, then the registry's for kSpecs (one that fails to resolve is left out
+// here and fails Registry.SpecsResolve).
+const std::vector<Layout> &checked_layouts() {
+    static const std::vector<Layout> v = [] {
+        std::vector<Layout> out = all_layouts();
+        for (const auto &spec : kSpecs) {
+            Layout l;
+            std::string err;
+            if (L::resolve_layout(spec, &l, &err)) out.push_back(std::move(l));
+        }
+        return out;
+    }();
     return v;
 }
 
@@ -58,7 +116,7 @@ std::vector<std::pair<int64_t, int64_t>> random_ranges(int64_t total, uint64_t s
 class LayoutTest : public ::testing::TestWithParam<size_t> {
 protected:
     void SetUp() override {
-        layout_ = &all_layouts()[GetParam()];
+        layout_ = &checked_layouts()[GetParam()];
         runs_ = ucxdt::ref::typemap_runs(*layout_->type, layout_->count);
         total_ = 0;
         for (const auto &r : runs_) total_ += r.second;
@@ -166,13 +224,16 @@ TEST_P(LayoutTest, RangesInRandomOrder) {
 }
 
 std::string layout_test_name(const ::testing::TestParamInfo<size_t> &info) {
-    std::string s = std::to_string(info.param) + "_" + all_layouts()[info.param].name;
+    std::string s = std::to_string(info.param) + "_" + checked_layouts()[info.param].name;
     for (char &c : s)
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     return s;
 }
 
 INSTANTIATE_TEST_SUITE_P(App, LayoutTest, ::testing::Range<size_t>(0, all_layouts().size()),
+                         layout_test_name);
+INSTANTIATE_TEST_SUITE_P(Spec, LayoutTest,
+                         ::testing::Range<size_t>(all_layouts().size(), checked_layouts().size()),
                          layout_test_name);
 
 TEST(AppLayouts, NamesAreUniqueAndFindable) {
@@ -194,6 +255,268 @@ TEST(AppLayouts, PaperLayoutsScaleWithN) {
     EXPECT_EQ(bv.size, 4000 * 4000 * 8);
     EXPECT_EQ(bt.size, 4000LL * 4001 / 2 * 8);
     EXPECT_EQ(bv.extent, (3999LL * 4064 + 4000) * 8);
+}
+
+// ---- The registry: -D specs and -s sizes ---------------------------------------------------
+
+Layout resolve_ok(const std::string &spec) {
+    Layout l;
+    std::string err;
+    EXPECT_TRUE(L::resolve_layout(spec, &l, &err)) << spec << ": " << err;
+    return l;
+}
+
+TEST(Registry, SpecsResolve) {
+    for (const auto &spec : kSpecs) resolve_ok(spec);
+    EXPECT_EQ(checked_layouts().size(), all_layouts().size() + kSpecs.size());
+}
+
+// Packed bytes of all `count` elements and the buffer, worked out by hand from the parameters.
+TEST(Registry, PackedSizeFollowsTheParameters) {
+    struct Case {
+        std::string spec;
+        int64_t count, packed, buffer;
+    };
+    const Case cases[] = {
+        {"hvector:count=5,blocklength=3,stride=40,type=int32", 1, 5 * 3 * 4, 4 * 40 + 3 * 4},
+        {"vector:count=5,blocklength=3,stride=10,type=int32", 1, 5 * 3 * 4, (4 * 10 + 3) * 4},
+        {"indexed:blocklengths=2/0/3,displacements=10/0/4,type=int64", 1, 5 * 8, 12 * 8},
+        {"indexed_block:blocklength=2,displacements=6/0/3", 1, 3 * 2 * 8, 8 * 8},
+        // Fortran order: the last element is (2,4,5) of (4,5,6), at 2 + 4*4 + 5*4*5 = 118.
+        {"subarray:sizes=4/5/6,subsizes=2/3/4,starts=1/2/2,order=fortran,type=float", 1,
+         2 * 3 * 4 * 4, 119 * 4},
+        {"subarray:sizes=4/5/6,subsizes=2/3/4,starts=1/2/2,type=char", 1, 2 * 3 * 4,
+         (2 * 30 + 4 * 6 + 5) + 1},
+        {"contig:count=3,type=int64", 1, 24, 24},
+        {"struct:count=7", 7, 7 * 17, 7 * 24},
+        {"tpds14_struct:count=3", 3, 3 * 17, 3 * 24},
+        {"transpose:n=5", 1, 5 * 5 * 8, 5 * 5 * 8},
+        {"hpdc16_transpose:N=6", 1, 6 * 6 * 8, 6 * 6 * 8},
+        {"submatrix:n=10", 1, 10 * 10 * 8, 74 * 10 * 8},
+        {"nas_mg_y:100x60x60", 1, 98 * 58 * 8, 100 * 60 * 60 * 8},
+        {"nas_mg_x:100x60x60", 1, 58 * 58 * 8, 100 * 60 * 60 * 8},
+        {"nas_lu_y:500", 1, 500 * 40, 502 * 502 * 40},
+        {"milc_su3_zdown:12x12x12x12", 1, 2 * 12 * (12 * 12 / 2) * 24, 12 * 12 * 12 * 12 * 24},
+        {"fft2_scatter:N=512,P=4", 4, 4 * 128 * 128 * 16, 16 * 128 * 512},
+        {"specfem3d_mt_send:3x2x6400", 1, 3 * 6400 * 4, 3 * 2 * 6400 * 4},
+        {"comb_send:-x-y,32^3,g2", 1, 2 * 2 * 32 * 8, 36 * 36 * 36 * 8},
+        {"comb_recv:+x+y+z,20^3", 1, 8, 22 * 22 * 22 * 8},
+        {"wrf_y_sa:4x4", 1, 63168, 1498176},
+    };
+    for (const auto &c : cases) {
+        SCOPED_TRACE(c.spec);
+        const Layout l = resolve_ok(c.spec);
+        ASSERT_TRUE(l.type);
+        EXPECT_EQ(l.count, c.count);
+        EXPECT_EQ(l.count * l.expect_packed, c.packed);
+        EXPECT_EQ(l.count * build(*l.type).size(), c.packed);
+        EXPECT_EQ(l.count * ucxdt::ref::type_bounds(*l.type).size, c.packed);
+        EXPECT_EQ(l.buffer_bytes, c.buffer);
+    }
+}
+
+// Sizes that the doc's tables list but that are not pre-built: the formulas give its numbers
+// (and LayoutTest/Spec holds the definitions to these numbers with the walker).
+TEST(Registry, AnySizeMatchesDocTables) {
+    struct Case {
+        std::string spec;
+        int64_t packed, extent, true_extent, blocks;  // -1: the doc gives none
+    };
+    const Case cases[] = {
+        {"nas_mg_x:130x66x66", 32768, 4389848, 4389848, 4096},
+        {"nas_mg_y:130,66,66", 65536, 4325344, 4325344, 64},
+        {"nas_mg_z:130x66x66", 65536, 66544, 66544, 64},
+        {"nas_lu_x:33", 1320, 1320, 1320, 1},
+        {"nas_lu_y:33", 1320, 44840, -1, 33},
+        {"milc_su3_zdown:8x16x16x16", 49152, 763392, -1, 32},
+        {"specfem3d_mt_send:3x2x6400", 76800, -1, 153588, 6400},
+        // Per-peer blocks times P = 2.
+        {"fft2_gather:N=512", 1048576, 4096, 2093056, 2 * 256},
+        {"fft2_scatter:N=512,P=2", 1048576, 4096, 2093056, 2 * 65536},
+        {"wrf_y_vec:3x3", 75012, 2032452, -1, 987},
+        {"wrf_x_sa:4x4", 102648, 1498176, -1, 8554},
+    };
+    for (const auto &c : cases) {
+        SCOPED_TRACE(c.spec);
+        const Layout l = resolve_ok(c.spec);
+        EXPECT_EQ(l.expect_packed, c.packed);
+        if (c.extent >= 0) {
+            EXPECT_EQ(l.expect_extent, c.extent);
+        }
+        if (c.true_extent >= 0) {
+            EXPECT_EQ(l.expect_true_extent, c.true_extent);
+        }
+        EXPECT_EQ(l.expect_blocks, c.blocks);
+    }
+}
+
+// The builders at the pre-built sizes give the pre-built types, and their formulas give the
+// numbers that the pre-built entries take from the doc's tables.
+TEST(Registry, FormulasReproducePrebuiltNumbers) {
+    std::vector<Layout> fresh;
+    const auto add = [&](std::vector<Layout> v) { fresh.insert(fresh.end(), v.begin(), v.end()); };
+    add(L::nas_mg_layouts(34, 18, 18));
+    add(L::nas_mg_layouts(514, 258, 258));
+    add(L::nas_lu_layouts(12));
+    add(L::nas_lu_layouts(1020));
+    add({L::milc_layout(8, 8, 8, 8), L::milc_layout(16, 16, 16, 16)});
+    add(L::specfem_layouts(3, 2, 7600));
+    add(L::fft2_layouts(256, 2));
+    add(L::fft2_layouts(1536, 2));
+    ASSERT_EQ(fresh.size(), 18u);
+    for (const Layout &f : fresh) {
+        SCOPED_TRACE(f.name);
+        const Layout *pre = L::find_layout(all_layouts(), f.name);
+        ASSERT_NE(pre, nullptr);
+        EXPECT_EQ(L::to_string(*f.type), L::to_string(*pre->type));
+        EXPECT_EQ(f.count, pre->count);
+        EXPECT_EQ(f.buffer_bytes, pre->buffer_bytes);
+        EXPECT_EQ(f.origin_bytes, pre->origin_bytes);
+        const std::pair<int64_t, int64_t> numbers[] = {
+            {f.expect_packed, pre->expect_packed},
+            {f.expect_extent, pre->expect_extent},
+            {f.expect_true_extent, pre->expect_true_extent},
+            {f.expect_blocks, pre->expect_blocks}};
+        for (const auto &[formula, table] : numbers) {
+            if (table >= 0) {
+                EXPECT_EQ(formula, table);
+            }
+        }
+    }
+}
+
+// Full names, bare bases and pre-built sizes resolve to the pre-built entries, as before.
+TEST(Registry, PrebuiltLayoutsResolveByName) {
+    for (const Layout &l : all_layouts()) {
+        const Layout r = resolve_ok(l.name);
+        EXPECT_EQ(r.name, l.name);
+        EXPECT_EQ(r.expect_packed, l.expect_packed);
+    }
+    EXPECT_EQ(resolve_ok("nas_mg_y").name, "nas_mg_y(34,18,18)");
+    EXPECT_EQ(resolve_ok("comb_recv").name, "comb_recv(+x,16^3,g1)");
+    EXPECT_EQ(resolve_ok("nas_mg_y:514x258x258").expect_extent, 270532576);
+    EXPECT_EQ(resolve_ok("fft2_scatter:N=1536,P=2").expect_blocks, 2 * 589824);
+}
+
+TEST(Registry, BadSpecsFailWithTheReason) {
+    const std::pair<std::string, std::string> cases[] = {
+        {"hvector:count=0,blocklength=1,stride=8", "count >= 1"},
+        {"hvector:count=2,blocklength=1", "missing stride="},
+        {"vector:count=2,blocklen=1,stride=3", "unknown key \"blocklen\""},
+        {"indexed:blocklengths=1/2,displacements=0", "as many blocklengths as displacements"},
+        {"indexed:blocklengths=1/2,displacements=0/-4", "displacements must be >= 0"},
+        {"indexed:blocklengths=1/-2,displacements=0/4", "blocklengths must be >= 0"},
+        {"indexed:blocklengths=0/0,displacements=0/4", "a blocklength >= 1"},
+        {"indexed:blocklengths=1/x,displacements=0/1", "bad number in blocklengths"},
+        {"indexed_block:blocklength=0,displacements=0", "blocklength >= 1"},
+        {"indexed_block:blocklength=2,displacements=", "bad number in displacements"},
+        {"subarray:sizes=4/4,subsizes=2/3,starts=0/2", "starts + subsizes = 5 exceeds sizes = 4"},
+        {"subarray:sizes=4,subsizes=2/2,starts=0/0", "as many subsizes and starts as sizes"},
+        {"subarray:sizes=4/4,subsizes=0/2,starts=0/0", "subsizes must be >= 1"},
+        {"subarray:sizes=4/4,subsizes=2/2,starts=0/-1", "starts must be >= 0"},
+        {"subarray:sizes=4/4,subsizes=2/2,starts=0/0,order=z", "order must be c or fortran"},
+        {"subarray:sizes=4/4,subsizes=2/2,starts=0/0,type=quad", "unknown type"},
+        {"struct:count=0", "count >= 1"},
+        {"transpose:n=0", "n must be in"},
+        {"transpose:N=4", "unknown key \"N\""},
+        {"nas_mg_y:2x5x5", "must be >= 3"},
+        {"nas_mg_y:10x10", "needs 3 numbers"},
+        {"nas_mg_y:99999999x99999x9999", "over 1 TiB"},
+        {"nas_lu_x:0", "must be >= 1"},
+        {"milc_su3_zdown:3x3x4x4", "D2 * D3 even"},
+        {"fft2_scatter:N=10,P=4", "multiple of P"},
+        {"fft2_scatter:N=4,P=4", "N / P >= 2"},
+        {"fft2_scatter:P=4", "missing N="},
+        {"wrf_y_sa:7x7", "has 2x2 3x3 4x4 5x5 8x8"},
+        {"comb_send:-q,8^3,g1", "comb needs <dir>"},
+        {"comb_send:-x-x,8^3", "each axis once"},
+        {"comb_send:-x,8", "comb needs <dir>"},
+        {"comb_send:-x,1^3,g2", "n >= g >= 1"},
+        {"nas_mg_w:4x4x4", "unknown layout"},
+        {"nosuch", "unknown layout"},
+    };
+    for (const auto &[spec, reason] : cases) {
+        SCOPED_TRACE(spec);
+        Layout l;
+        std::string err;
+        EXPECT_FALSE(L::resolve_layout(spec, &l, &err));
+        EXPECT_NE(err.find(reason), std::string::npos) << "error: " << err;
+    }
+}
+
+TEST(Registry, ApplySizeSetsTheMainSize) {
+    struct Case {
+        std::string spec;
+        int64_t size;
+        std::string sized;
+        int64_t packed;  // of all `count` elements
+    };
+    const Case cases[] = {
+        {"submatrix:n=100", 64, "submatrix:n=64", 64 * 64 * 8},
+        {"hpdc16_T(N=1000,ld=1064)", 64, "triangular:n=64", 64 * 65 / 2 * 8},
+        {"stair", 64, "stair:n=64", 64 * 64 * 8},  // one stair step of nb = 64
+        {"hpdc16_transpose", 9, "transpose:n=9", 9 * 9 * 8},
+        {"contig:bytes=10", 64, "contig:bytes=64", 64},
+        {"contig:count=3,type=int32", 64, "contig:count=64,type=int32", 64 * 4},
+        {"contig", 64, "contig:bytes=64", 64},
+        {"vector:count=2,blocklength=1,stride=3", 64, "vector:count=64,blocklength=1,stride=3",
+         64 * 8},
+        {"hvector:blocklength=1,stride=24,count=2,type=int64", 5,
+         "hvector:blocklength=1,stride=24,count=5,type=int64", 5 * 8},
+        {"tpds14_struct(count=1024)", 10, "struct:count=10", 10 * 17},
+        {"nas_mg_y", 20, "nas_mg_y:20x20x20", 18 * 18 * 8},
+        {"nas_mg_x(514,258,258)", 20, "nas_mg_x:20x20x20", 18 * 18 * 8},
+        {"nas_lu_x:12", 64, "nas_lu_x:64", 64 * 40},
+        {"milc_su3_zdown", 10, "milc_su3_zdown:10x10x10x10", 2 * 10 * 50 * 24},
+        {"specfem3d_mt_recv", 64, "specfem3d_mt_recv:3x2x64", 3 * 64 * 4},
+        {"specfem3d_mt_send:4x1x10", 64, "specfem3d_mt_send:4x1x64", 4 * 64 * 4},
+        {"fft2_scatter(N=256,P=2)", 64, "fft2_scatter:N=64,P=2", 2 * 32 * 32 * 16},
+        {"fft2_gather", 64, "fft2_gather:N=64,P=2", 2 * 32 * 32 * 16},
+        {"comb_send(-x-y,16^3,g1)", 32, "comb_send:-x-y,32^3,g1", 32 * 8},
+        {"comb_recv", 8, "comb_recv:+x,8^3,g1", 8 * 8 * 8},
+    };
+    for (const auto &c : cases) {
+        SCOPED_TRACE(c.spec + " -s " + std::to_string(c.size));
+        std::string spec = c.spec, err;
+        ASSERT_TRUE(L::apply_size(&spec, c.size, &err)) << err;
+        EXPECT_EQ(spec, c.sized);
+        const Layout l = resolve_ok(spec);
+        EXPECT_EQ(l.count * ucxdt::ref::type_bounds(*l.type).size, c.packed);
+    }
+}
+
+TEST(Registry, ApplySizeFailsWithTheReason) {
+    const std::tuple<std::string, int64_t, std::string> cases[] = {
+        {"wrf_y_sa:4x4", 8, "takes no size"},
+        {"indexed:blocklengths=1,displacements=0", 8, "takes no size"},
+        {"indexed_block:blocklength=1,displacements=0", 8, "takes no size"},
+        {"subarray:sizes=4,subsizes=2,starts=0", 8, "takes no size"},
+        {"tpds14_subarray4d(32^4_of_64^4)", 8, "takes no size"},
+        {"nosuch", 8, "takes no size"},
+        {"milc_su3_zdown", 7, "D2 * D3 even"},
+        {"nas_mg_y", 2, ">= 3"},
+        {"fft2_scatter:N=512,P=4", 6, "multiple of P"},
+        {"comb_send:-x,16^3,g4", 2, "n >= g"},
+        {"vector:count=2,blocklength=1", 8, "missing stride="},
+        {"submatrix", 0, "size must be >= 1"},
+    };
+    for (const auto &[spec, size, reason] : cases) {
+        SCOPED_TRACE(spec + " -s " + std::to_string(size));
+        std::string sized = spec, err;
+        EXPECT_FALSE(L::apply_size(&sized, size, &err));
+        EXPECT_EQ(sized, spec);
+        EXPECT_NE(err.find(reason), std::string::npos) << "error: " << err;
+    }
+}
+
+TEST(Registry, ListingShowsEveryForm) {
+    const std::string list = L::list_layouts();
+    for (const char *form :
+         {"hvector:count=", "indexed:blocklengths=", "indexed_block:blocklength=", "subarray:sizes=",
+          "struct:count=", "transpose:n=", "nas_mg_{x,y,z}:D1xD2xD3", "milc_su3_zdown:D2xD3xD4xD5",
+          "fft2_{gather,scatter}:N=N[,P=P]", "comb_{send,recv}:<dir>", "y: 2x2 3x3 4x4 5x5 8x8",
+          "-s <size> sets"})
+        EXPECT_NE(list.find(form), std::string::npos) << form;
 }
 
 // ---- Known answers for the walker, worked out by hand from MPI-4.1 5.1 -------------------

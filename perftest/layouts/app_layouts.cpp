@@ -62,25 +62,38 @@ void add_nas_lu(std::vector<Layout> &out, int64_t n, int64_t x_packed, int64_t y
 
 // ---- 2.3 MILC su3_zdown: float a[D5][D4][D3][D2][6] -----------------------------------------
 
-void add_milc(std::vector<Layout> &out, int64_t d2, int64_t d3, int64_t d4, int64_t d5,
-              int64_t packed, int64_t extent, int64_t blocks) {
+Layout milc(int64_t d2, int64_t d3, int64_t d4, int64_t d5, int64_t packed, int64_t extent,
+            int64_t blocks) {
     const int64_t site = 6 * kFloat;
     auto su3 = contiguous(6, F());
     auto tmp = vector(d5, d2 * d3 / 2, d2 * d3 * d4 / 2, su3);
     auto zdn = hvector(2, 1, site * d2 * d3 * d4 * d5 / 2, tmp);
-    out.push_back({"milc_su3_zdown" + dims({d2, d3, d4, d5}), zdn, 1, d2 * d3 * d4 * d5 * site, 0,
-                   packed, extent, -1, blocks, std::string(kDoc) + " 2.3, DDTBench timing_milc.c"});
+    return {"milc_su3_zdown" + dims({d2, d3, d4, d5}), zdn, 1, d2 * d3 * d4 * d5 * site, 0,
+            packed, extent, -1, blocks, std::string(kDoc) + " 2.3, DDTBench timing_milc.c"};
 }
 
 // ---- 2.4 WRF: 4 2D, 3 3D and 2 4D float arrays back to back in one arena -------------------
 
 struct WrfConfig {
-    const char *name;
+    char axis;
+    const char *name;  // the process grid
     int64_t ims, ime, jms, jme, is, ie, js, je;
     int64_t arena, packed, true_extent, blocks;  // true_extent -1 where the doc gives none
 };
 
-void add_wrf(std::vector<Layout> &out, const WrfConfig &c, char axis) {
+// Every config of the doc's table, in its order.
+const WrfConfig kWrf[] = {
+    {'y', "2x2", -4, 27, 34, 85, 1, 23, 41, 43, 3055104, 90804, 2704732, 987},
+    {'y', "3x3", 8, 34, 21, 61, 12, 30, 28, 30, 2032452, 75012, -1, 987},
+    {'y', "4x4", 4, 27, 14, 47, 8, 23, 21, 23, 1498176, 63168, -1, 987},
+    {'y', "5x5", 10, 31, 10, 39, 14, 27, 17, 19, 1211760, 55272, -1, 987},
+    {'y', "8x8", 4, 22, 4, 27, 8, 18, 11, 13, 837216, 43428, -1, 987},
+    {'x', "2x2", -4, 27, 34, 85, 18, 20, 38, 81, 3055104, 173712, -1, 14476},
+    {'x', "4x4", 4, 27, 14, 47, 18, 20, 18, 43, 1498176, 102648, -1, 8554},
+    {'x', "8x8", 4, 22, 4, 27, 13, 15, 8, 23, 837216, 63168, 817088, 5264},
+};
+
+void add_wrf(std::vector<Layout> &out, const WrfConfig &c) {
     const int64_t dim1 = c.ime - c.ims + 1, dim2 = 65, dim3 = c.jme - c.jms + 1;
     const int64_t sub1 = c.ie - c.is + 1, sub2 = 65, sub3 = c.je - c.js + 1;
     const int64_t i0 = c.is - c.ims, k0 = 0, j0 = c.js - c.jms, p0 = 1, limit = 2;
@@ -114,9 +127,9 @@ void add_wrf(std::vector<Layout> &out, const WrfConfig &c, char axis) {
     const std::string src = std::string(kDoc) + " 2.4, DDTBench timing_wrf.c";
     const std::string sfx = std::string("(") + c.name + ")";
     // Both are resized to the arena, as in the OMPI corpus, so count > 1 would step arenas.
-    out.push_back({std::string("wrf_") + axis + "_vec" + sfx, resized(vec, 0, arena), 1, arena, 0,
+    out.push_back({std::string("wrf_") + c.axis + "_vec" + sfx, resized(vec, 0, arena), 1, arena, 0,
                    c.packed, c.arena, c.true_extent, c.blocks, src});
-    out.push_back({std::string("wrf_") + axis + "_sa" + sfx, resized(sa, 0, arena), 1, arena, 0,
+    out.push_back({std::string("wrf_") + c.axis + "_sa" + sfx, resized(sa, 0, arena), 1, arena, 0,
                    c.packed, c.arena, c.true_extent, c.blocks, src});
 }
 
@@ -154,32 +167,8 @@ void add_fft2(std::vector<Layout> &out, int64_t big_n, int64_t p, int64_t packed
 // ---- 2.8 LLNL Comb: one subarray per neighbour message, Fortran order ---------------------
 
 void add_comb(std::vector<Layout> &out, int64_t n, int64_t g) {
-    const int64_t len = n + 2 * g;
-    const std::string src = std::string(kDoc) + " 2.8, Comb Box3d::get_type_subarray;"
-                                                " numbers derived from the definition";
-    // dir[d] = -1/0/+1 selects the low ghost side, the interior, or the high side of dim d.
-    auto add = [&](bool send, std::array<int, 3> dir) {
-        std::vector<int64_t> sizes(3, len), sub(3), start(3);
-        std::string tag;
-        for (int d = 0; d < 3; ++d) {
-            sub[d] = dir[d] == 0 ? n : g;
-            // Sends take the interior cells next to the neighbour, receives fill its ghost cells.
-            if (dir[d] == 0) start[d] = g;
-            else if (dir[d] < 0) start[d] = send ? g : 0;
-            else start[d] = send ? n : n + g;
-            if (dir[d] != 0) tag += std::string(dir[d] < 0 ? "-" : "+") + "xyz"[d];
-        }
-        auto lin = [&](int64_t x, int64_t y, int64_t z) { return x + len * (y + len * z); };
-        const int64_t first = lin(start[0], start[1], start[2]);
-        const int64_t last =
-            lin(start[0] + sub[0] - 1, start[1] + sub[1] - 1, start[2] + sub[2] - 1);
-        // Rows along x never reach the full x length, so each (y, z) row is its own block.
-        out.push_back({std::string("comb_") + (send ? "send" : "recv") + "(" + tag + "," +
-                           std::to_string(n) + "^3,g" + std::to_string(g) + ")",
-                       subarray(sizes, sub, start, UCXDT_ORDER_FORTRAN, D()), 1,
-                       len * len * len * kDouble, 0, sub[0] * sub[1] * sub[2] * kDouble,
-                       len * len * len * kDouble, (last - first + 1) * kDouble, sub[1] * sub[2],
-                       src});
+    const auto add = [&](bool send, std::array<int, 3> dir) {
+        out.push_back(comb_layout(send, dir, n, g));
     };
     add(true, {-1, 0, 0}), add(true, {0, -1, 0}), add(true, {0, 0, -1});  // faces
     add(false, {+1, 0, 0});
@@ -221,11 +210,7 @@ void add_papers(std::vector<Layout> &out) {
         out.push_back({"hpdc16_V_contig(N=1000)", contiguous(n * n, D()), 1, n * n * kDouble, 0,
                        n * n * kDouble, n * n * kDouble, n * n * kDouble, 1, kWu});
     }
-    {   // Transpose: column c of the result is vector(N,1,N) starting at element c.
-        const int64_t n = 256, bytes = n * n * kDouble;
-        out.push_back({"hpdc16_transpose(N=256)", hvector(n, 1, kDouble, vector(n, 1, n, D())), 1,
-                       bytes, 0, bytes, bytes, bytes, n * n, kWu});
-    }
+    out.push_back(transpose_layout(256));
     for (int64_t bl : {8, 16, 32, 64, 128}) {  // fixed 512 B stride, blocklength in bytes
         const int64_t count = 2048, stride = 512, span = (count - 1) * stride + bl;
         out.push_back({"tpds14_vector(" + std::to_string(bl) + "B,stride=512B)",
@@ -240,12 +225,7 @@ void add_papers(std::vector<Layout> &out) {
                        e * e * e * e * kDouble, ((s - 1) * lin1 + 1) * kDouble, s * s * s,
                        kJenkins});
     }
-    {   // struct {double; int; int; char}: 17 data bytes, sizeof 24; resized so count steps 24 B.
-        auto st = structure({1, 1, 1, 1}, {0, 8, 12, 16},
-                            {D(), named(UCXDT_INT32), named(UCXDT_INT32), named(UCXDT_CHAR)});
-        out.push_back({"tpds14_struct(count=1024)", resized(st, 0, 24), 1024, 24 * 1024, 0, 17, 24,
-                       17, 1024, kJenkins});
-    }
+    out.push_back(struct_layout(1024));
     {   // The contention experiment's vector: 8 B blocks every 64 B over 16 MB.
         const int64_t count = 262144, span = (count - 1) * 64 + kDouble;
         out.push_back({"tpds14_vector(8B,stride=64B,count=262144)", vector(count, 1, 8, D()), 1,
@@ -262,11 +242,11 @@ std::vector<Layout> application_layouts() {
                      1052656, 256});
     add_nas_lu(out, 12, 480, 480, 6200, 12);
     add_nas_lu(out, 1020, 40800, 40800, 41656760, 1020);
-    add_milc(out, 8, 8, 8, 8, 12288, 92928, 16);
-    add_milc(out, 16, 16, 16, 16, 98304, 1526784, 32);
-    add_wrf(out, {"8x8", 4, 22, 4, 27, 13, 15, 8, 23, 837216, 63168, 817088, 5264}, 'x');
-    add_wrf(out, {"2x2", -4, 27, 34, 85, 18, 20, 38, 81, 3055104, 173712, -1, 14476}, 'x');
-    add_wrf(out, {"2x2", -4, 27, 34, 85, 1, 23, 41, 43, 3055104, 90804, 2704732, 987}, 'y');
+    out.push_back(milc(8, 8, 8, 8, 12288, 92928, 16));
+    out.push_back(milc(16, 16, 16, 16, 98304, 1526784, 32));
+    const std::pair<char, const char *> wrf[] = {{'x', "8x8"}, {'x', "2x2"}, {'y', "2x2"}};
+    for (const auto &[axis, grid] : wrf)
+        for (auto &l : wrf_layouts(axis, grid)) out.push_back(std::move(l));
     // The doc bolds no SPECFEM3D size; 7600 is its largest.
     add_specfem(out, 3, 2, 7600, 91200, 182388, 7600);
     add_fft2(out, 256, 2, 262144, 2048, 522240, 128, 16384);
@@ -280,6 +260,109 @@ std::vector<Layout> paper_layouts(int64_t n) {
     std::vector<Layout> out;
     add_dense(out, n);
     return out;
+}
+
+// ---- Any size ------------------------------------------------------------------------------
+
+std::vector<Layout> nas_mg_layouts(int64_t d1, int64_t d2, int64_t d3) {
+    // With every d >= 3 each stride exceeds its block, so no two blocks touch.
+    const int64_t plane = d1 * d2;
+    std::vector<Layout> out;
+    add_nas_mg(out, {d1, d2, d3,
+                     (d2 - 2) * (d3 - 2) * kDouble, ((d3 - 3) * plane + (d2 - 3) * d1 + 1) * kDouble,
+                     (d2 - 2) * (d3 - 2),
+                     (d1 - 2) * (d3 - 2) * kDouble, ((d3 - 3) * plane + d1 - 2) * kDouble, d3 - 2,
+                     (d1 - 2) * (d2 - 2) * kDouble, ((d2 - 3) * d1 + d1 - 2) * kDouble, d2 - 2});
+    return out;
+}
+
+std::vector<Layout> nas_lu_layouts(int64_t n) {
+    const int64_t cell = 5 * kDouble;
+    std::vector<Layout> out;
+    add_nas_lu(out, n, cell * n, cell * n, ((n - 1) * (n + 2) + 1) * cell, n);
+    return out;
+}
+
+Layout milc_layout(int64_t d2, int64_t d3, int64_t d4, int64_t d5) {
+    const int64_t site = 6 * kFloat, half = d2 * d3 / 2;
+    // The second half starts half the array on; the last block of the first ends one z-stride
+    // (half * d4 sites) short of it, so the blocks merge only when d4 == 1.
+    const int64_t extent = (half * d4 * d5 + (d5 - 1) * half * d4 + half) * site;
+    return milc(d2, d3, d4, d5, 2 * d5 * half * site, extent, d4 == 1 ? 1 : 2 * d5);
+}
+
+std::vector<Layout> wrf_layouts(char axis, std::string_view grid) {
+    std::vector<Layout> out;
+    for (const auto &c : kWrf)
+        if (c.axis == axis && grid == c.name) add_wrf(out, c);
+    return out;
+}
+
+std::vector<std::string> wrf_grids(char axis) {
+    std::vector<std::string> out;
+    for (const auto &c : kWrf)
+        if (c.axis == axis) out.emplace_back(c.name);
+    return out;
+}
+
+std::vector<Layout> specfem_layouts(int64_t d1, int64_t d2, int64_t d3) {
+    // Runs of d1 floats every d1 * d2 floats: one run in all when d2 == 1.
+    std::vector<Layout> out;
+    add_specfem(out, d1, d2, d3, d1 * d3 * kFloat, ((d3 - 1) * d2 * d1 + d1) * kFloat,
+                d2 == 1 ? 1 : d3);
+    return out;
+}
+
+std::vector<Layout> fft2_layouts(int64_t big_n, int64_t p) {
+    // Per peer: gather's n rows of n complex are one run when p == 1 (the whole matrix);
+    // scatter moves n * n single complex numbers, none adjacent in pack order for n >= 2.
+    const int64_t n = big_n / p, cplx = 16;
+    std::vector<Layout> out;
+    add_fft2(out, big_n, p, n * n * cplx, n * cplx, ((n - 1) * big_n + n) * cplx, p == 1 ? 1 : n,
+             n * n);
+    return out;
+}
+
+Layout comb_layout(bool send, std::array<int, 3> dir, int64_t n, int64_t g) {
+    const int64_t len = n + 2 * g;
+    const std::string src = std::string(kDoc) + " 2.8, Comb Box3d::get_type_subarray;"
+                                                " numbers derived from the definition";
+    std::vector<int64_t> sizes(3, len), sub(3), start(3);
+    std::string tag;
+    for (int d = 0; d < 3; ++d) {
+        sub[d] = dir[d] == 0 ? n : g;
+        // Sends take the interior cells next to the neighbour, receives fill its ghost cells.
+        if (dir[d] == 0) start[d] = g;
+        else if (dir[d] < 0) start[d] = send ? g : 0;
+        else start[d] = send ? n : n + g;
+        if (dir[d] != 0) tag += std::string(dir[d] < 0 ? "-" : "+") + "xyz"[d];
+    }
+    auto lin = [&](int64_t x, int64_t y, int64_t z) { return x + len * (y + len * z); };
+    const int64_t first = lin(start[0], start[1], start[2]);
+    const int64_t last = lin(start[0] + sub[0] - 1, start[1] + sub[1] - 1, start[2] + sub[2] - 1);
+    // Rows along x never reach the full x length, so each (y, z) row is its own block.
+    return {std::string("comb_") + (send ? "send" : "recv") + "(" + tag + "," +
+                std::to_string(n) + "^3,g" + std::to_string(g) + ")",
+            subarray(sizes, sub, start, UCXDT_ORDER_FORTRAN, D()), 1, len * len * len * kDouble, 0,
+            sub[0] * sub[1] * sub[2] * kDouble, len * len * len * kDouble,
+            (last - first + 1) * kDouble, sub[1] * sub[2], src};
+}
+
+Layout transpose_layout(int64_t n) {
+    // Column c of the result is vector(N,1,N) starting at element c: every element is a block
+    // of its own.
+    const int64_t bytes = n * n * kDouble;
+    return {"hpdc16_transpose(N=" + std::to_string(n) + ")",
+            hvector(n, 1, kDouble, vector(n, 1, n, D())), 1, bytes, 0, bytes, bytes, bytes, n * n,
+            kWu};
+}
+
+Layout struct_layout(int64_t count) {
+    // 17 data bytes, sizeof 24; resized so that count steps 24 B, as an array of structs does.
+    auto st = structure({1, 1, 1, 1}, {0, 8, 12, 16},
+                        {D(), named(UCXDT_INT32), named(UCXDT_INT32), named(UCXDT_CHAR)});
+    return {"tpds14_struct(count=" + std::to_string(count) + ")", resized(st, 0, 24), count,
+            24 * count, 0, 17, 24, 17, count, kJenkins};
 }
 
 const Layout *find_layout(const std::vector<Layout> &layouts, std::string_view name) {
