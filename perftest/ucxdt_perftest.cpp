@@ -94,6 +94,7 @@ struct Options {
     int port = 13337;
     std::string format = "table";
     std::string server;  // empty: this is the server
+    int gpu = -1;        // -G: this process's CUDA device; -1: the runtime's default
 };
 
 void usage() {
@@ -105,12 +106,17 @@ void usage() {
         "     -D <send>[,<recv>]  layouts of sender and receiver (nas_mg_y); equal signatures\n"
         "                    are required. ',' inside a spec's parameters: use ';' to separate\n"
         "                    the two layouts instead. -L lists them.\n"
+        "     -s <size>      the size parameter of the -D layouts that take one (n of\n"
+        "                    submatrix/triangular/stair/transpose, count of vector/struct, an\n"
+        "                    edge of nas_mg/milc/comb; -L tells which)\n"
         "     -m <send mem>[,<recv mem>]  host (default), cuda, cuda-managed\n"
         "     -n <iters>     timed iterations (1000)\n"
         "     -w <iters>     warm-up iterations (10)\n"
         "     -c             verify every iteration (default: the first and the last)\n"
         "     -R <rank>      percentile rank of the latency percentile (50.0)\n"
         "     -p <port>      TCP port for the out-of-band exchange (13337)\n"
+        "     -G <gpu>       CUDA device of this process's buffers (default: the current one);\n"
+        "                    per process, not sent to the server\n"
         "     -f <format>    table (default), csv, json\n"
         "     -L             list the layouts and exit\n"
         "     -h             show this help message\n");
@@ -182,7 +188,8 @@ struct Mem {
 // Copy of `bytes` between two buffers of these kinds: the memcpy baseline.
 void baseline_copy(void *dst, const void *src, int64_t bytes, bool host) {
     if (host) std::memcpy(dst, src, static_cast<size_t>(bytes));
-    else cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault);
+    // A device-to-device cudaMemcpy may return before the copy is done.
+    else cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault), cudaDeviceSynchronize();
 }
 
 uint8_t pattern(int64_t off, long iter) {
@@ -454,8 +461,15 @@ void record_failure(Result &r, long it, const std::string &e) {
     if (!e.empty() && r.failure.empty()) r.failure = "iteration " + std::to_string(it) + ": " + e;
 }
 
+// Both processes at the same point, through the out-of-band socket. Around a checked
+// iteration, so that neither side's timed transfer waits for the other's checking.
+void barrier(int fd) {
+    send_blob(fd, "b");
+    recv_blob(fd);
+}
+
 // Client of tag_bw: the sender. Server: the receiver.
-void run_bw(Ucp &u, const Params &p, Side &snd, Side &rcv, bool client, Result &r) {
+void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, Result &r) {
     Mem stage(client ? snd.buf.kind : rcv.buf.kind, snd.packed);
     Progress prog;
     double excluded = 0, t_start = 0;
@@ -466,6 +480,7 @@ void run_bw(Ucp &u, const Params &p, Side &snd, Side &rcv, bool client, Result &
         if (chk) {
             if (client) snd.fill_pattern(i);
             else rcv.fill_poison();
+            barrier(fd);
             const double t1 = now_s();
             excluded += t1 - t0, t0 = t1;
         }
@@ -473,9 +488,12 @@ void run_bw(Ucp &u, const Params &p, Side &snd, Side &rcv, bool client, Result &
         else recv_side(u, p, rcv, u.recv_dt, stage);
         const double t1 = now_s();
         if (i >= 0) r.lat_us.push_back((t1 - t0) * 1e6);
-        if (chk && !client) {
-            record_failure(r, i, rcv.check(snd.expected_stream(i)));
-            ++r.checks;
+        if (chk) {
+            if (!client) {
+                record_failure(r, i, rcv.check(snd.expected_stream(i)));
+                ++r.checks;
+            }
+            barrier(fd);
             excluded += now_s() - t1;
         }
         if (client && i >= 0) prog.tick(i + 1, p.iters);
@@ -488,7 +506,8 @@ void run_bw(Ucp &u, const Params &p, Side &snd, Side &rcv, bool client, Result &
 
 // tag_lat: the client sends its layout, the server receives into its layout and echoes it
 // back from there; the client receives the echo into a second buffer of its layout.
-void run_lat(Ucp &u, const Params &p, Side &snd, Side &rcv, Side *echo, bool client, Result &r) {
+void run_lat(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, Side *echo, bool client,
+             Result &r) {
     Mem stage(client ? snd.buf.kind : rcv.buf.kind, snd.packed);
     Progress prog;
     double excluded = 0, t_start = 0;
@@ -499,6 +518,7 @@ void run_lat(Ucp &u, const Params &p, Side &snd, Side &rcv, Side *echo, bool cli
         if (chk) {
             if (client) snd.fill_pattern(i), echo->fill_poison();
             else rcv.fill_poison();
+            barrier(fd);
             const double t1 = now_s();
             excluded += t1 - t0, t0 = t1;
         }
@@ -515,6 +535,7 @@ void run_lat(Ucp &u, const Params &p, Side &snd, Side &rcv, Side *echo, bool cli
             const auto expect = snd.expected_stream(i);
             record_failure(r, i, client ? echo->check(expect) : rcv.check(expect));
             ++r.checks;
+            barrier(fd);
             excluded += now_s() - t1;
         }
         if (client && i >= 0) prog.tick(i + 1, p.iters);
@@ -537,11 +558,11 @@ void run_local(const Params &p, Side &snd, Side &rcv, Result &r) {
     };
     Progress prog;
     double excluded = 0, t_start = 0;
+    std::vector<std::byte> expect;  // outside the loop: freeing it is not the engine's time
     for (long i = -p.warmup; i < p.iters; ++i) {
         if (i == 0) t_start = now_s();
         const bool chk = i >= 0 && checked(p, i);
         double t0 = now_s();
-        std::vector<std::byte> expect;
         if (chk) {
             expect = snd.expected_stream(i);
             if (pack) {
@@ -683,17 +704,20 @@ void print(const Options &o, const Side &snd, const Side &rcv, const Result &r, 
 int main(int argc, char **argv) {
     Options o;
     std::string dspec, mspec;
-    for (int c; (c = getopt(argc, argv, "t:x:D:m:n:w:cR:p:f:Lh")) != -1;) {
+    int64_t size = -1;
+    for (int c; (c = getopt(argc, argv, "t:x:D:s:m:n:w:cR:p:G:f:Lh")) != -1;) {
         switch (c) {
         case 't': o.p.test = optarg; break;
         case 'x': o.p.path = optarg; break;
         case 'D': dspec = optarg; break;
+        case 's': size = std::atoll(optarg); break;
         case 'm': mspec = optarg; break;
         case 'n': o.p.iters = std::atol(optarg); break;
         case 'w': o.p.warmup = std::atol(optarg); break;
         case 'c': o.p.check_all = 1; break;
         case 'R': o.p.percentile = std::atof(optarg); break;
         case 'p': o.port = std::atoi(optarg); break;
+        case 'G': o.gpu = std::atoi(optarg); break;
         case 'f': o.format = optarg; break;
         case 'L': std::fputs(L::list_layouts().c_str(), stdout); return 0;
         case 'h': usage(); return 0;
@@ -703,6 +727,12 @@ int main(int argc, char **argv) {
     if (optind + 1 == argc) o.server = argv[optind];
     else if (optind != argc) return usage(), 2;
     if (!dspec.empty()) split_pair(dspec, &o.p.send_spec, &o.p.recv_spec);
+    if (size >= 0) {
+        std::string error;
+        for (std::string *spec : {&o.p.send_spec, &o.p.recv_spec})
+            if (!spec->empty() && !L::apply_size(spec, size, &error))
+                die("-s %lld: %s", static_cast<long long>(size), error.c_str());
+    }
     if (!mspec.empty()) {
         const size_t comma = mspec.find(',');
         o.p.send_mem = mspec.substr(0, comma);
@@ -710,6 +740,9 @@ int main(int argc, char **argv) {
     }
     if (o.format != "table" && o.format != "csv" && o.format != "json")
         die("-f %s: expected table, csv or json", o.format.c_str());
+    // Before UCP and any buffer: UCX's CUDA transports bind to the current device.
+    if (o.gpu >= 0 && cudaSetDevice(o.gpu) != cudaSuccess)
+        die("-G %d: no such CUDA device", o.gpu);
 
     const bool local = o.p.test == "pack" || o.p.test == "unpack";
     int fd = -1;
@@ -759,8 +792,8 @@ int main(int argc, char **argv) {
         if (p.path == "generic") u.make_dts(snd.type, rcv.type);
         send_blob(fd, "ready"), recv_blob(fd);  // both endpoints exist before any data
         if (p.test == "tag_lat" && client) echo.init(p.send_spec, p.send_mem);
-        if (p.test == "tag_bw") run_bw(u, p, snd, rcv, client, r);
-        else run_lat(u, p, snd, rcv, client ? &echo : nullptr, client, r);
+        if (p.test == "tag_bw") run_bw(u, fd, p, snd, rcv, client, r);
+        else run_lat(u, fd, p, snd, rcv, client ? &echo : nullptr, client, r);
         // The server reports its checks; then both tear down.
         if (client) {
             const std::string rep = recv_blob(fd);
