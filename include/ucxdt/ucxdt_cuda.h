@@ -3,6 +3,10 @@
  *
  * The synchronous calls of ucxdt.h accept CUDA buffers too (device memory of any GPU,
  * managed memory, pinned or registered host memory) and return when the data is complete.
+ * Ordering of the synchronous calls: their GPU work runs on internal blocking streams, so it
+ * starts after work already queued on the legacy default stream (cudaMemcpy, kernels launched
+ * without a stream), as cudaMemcpy itself would. Work on other streams, including per-thread
+ * default streams, must be complete (or synchronized) before the call.
  * The calls here instead enqueue the work on the caller's stream and return at once, with no
  * host synchronization, so packing can sit inside an application's stream and inside CUDA
  * graph capture. Semantics of the arguments are those of the synchronous twins.

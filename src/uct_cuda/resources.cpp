@@ -45,7 +45,10 @@ ucxdt_status_t internal_stream(int device, cudaStream_t *stream) {
     if (!r.stream) {
         DeviceGuard guard(device);
         if (ucxdt_status_t st = guard.status()) return st;
-        if (ucxdt_status_t st = check(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking),
+        // Blocking, not cudaStreamNonBlocking: synchronous calls start after the legacy default
+        // stream's work, as cudaMemcpy does (a pageable cudaMemcpy may return before its DMA
+        // lands; a non-blocking stream raced it, seen as stale bytes in ucxdt_perftest).
+        if (ucxdt_status_t st = check(cudaStreamCreateWithFlags(&r.stream, cudaStreamDefault),
                                       "cudaStreamCreateWithFlags"))
             return st;
     }
