@@ -2,15 +2,19 @@
 // workers of one context in this process, connected by worker addresses. Each case sends
 // (buffer, count, send type) and receives into a different layout of the same signature
 // (relayout) over tag, AM and stream; the receive buffer must hold the sent data in type-map
-// order at the map's bytes and its poison everywhere else.
+// order at the map's bytes and its poison everywhere else. The Gpu cases do the same with
+// either side, or both, in CUDA device memory (skipped without a GPU), which goes through the
+// pinned ring of the generic datatype.
 #include "layouts/app_layouts.hpp"
 #include "layouts/typemap_walk.hpp"
 #include "support/random_desc.hpp"
 
 #include <ucxdt/ucp.h>
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <csignal>
@@ -222,6 +226,44 @@ struct Buffer {
     std::byte *ptr() { return bytes.data() + origin; }
 };
 
+enum class Mem { host, cuda };
+const char *mem_name(Mem m) { return m == Mem::host ? "host" : "cuda"; }
+
+bool have_gpu() {
+    static const bool yes = [] {
+        int n = 0;
+        return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    }();
+    return yes;
+}
+
+// A Buffer where a transfer sees it: its own host bytes, or a copy of them in device memory
+// that fetch() brings back for the checks.
+class Placed {
+public:
+    Placed(Buffer &b, Mem m) : b_(b) {
+        if (m == Mem::host) return;
+        if (cudaMalloc(&dev_, b.bytes.size()) != cudaSuccess ||
+            cudaMemcpy(dev_, b.bytes.data(), b.bytes.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+            throw std::runtime_error("support: device buffer of " + std::to_string(b.bytes.size()) +
+                                     " bytes");
+    }
+    ~Placed() {
+        if (dev_) cudaFree(dev_);
+    }
+    Placed(const Placed &) = delete;
+    Placed &operator=(const Placed &) = delete;
+    void *ptr() { return dev_ ? static_cast<void *>(static_cast<std::byte *>(dev_) + b_.origin) : b_.ptr(); }
+    void fetch() {
+        if (dev_ && cudaMemcpy(b_.bytes.data(), dev_, b_.bytes.size(), cudaMemcpyDeviceToHost) != cudaSuccess)
+            throw std::runtime_error("support: copy of the device buffer back to the host");
+    }
+
+private:
+    Buffer &b_;
+    void *dev_ = nullptr;
+};
+
 std::string short_desc(const L::TypeDesc &d) {
     std::string s = L::to_string(d);
     return s.size() > 200 ? s.substr(0, 200) + "..." : s;
@@ -333,22 +375,26 @@ struct Counters {
 // One case over every API: send `count` elements of `send` and receive into `recv` (same
 // signature). "" when all transfers deliver exactly.
 std::string run_case(const L::TypeDescPtr &send, const L::TypeDescPtr &recv, int64_t count,
-                     uint64_t seed, Counters *am_paths = nullptr) {
+                     uint64_t seed, Counters *am_paths = nullptr, Mem smem = Mem::host,
+                     Mem rmem = Mem::host) {
     Datatype sdt(*send), rdt(*recv);
     if (sdt.size != rdt.size) return "support: relayout changed the size";
     const int64_t total = sdt.size * count;
     Buffer src(*send, count, seed);
     const std::vector<std::byte> sent = packed(*send, src.ptr(), count, total);
+    Placed src_at(src, smem);
     for (Api api : {Api::tag, Api::am, Api::stream}) {
         if (api == Api::stream && total == 0) continue;  // a stream has no empty message
         Buffer dst(*recv, count, ~seed);
         const std::vector<std::byte> poison = dst.bytes;
-        const Result r = transfer(api, sdt, src.ptr(), count, rdt, dst.ptr(), count);
-        const std::string where = std::string(api_name(api)) + " (" + std::to_string(total) +
-                                  " bytes): ";
+        Placed dst_at(dst, rmem);
+        const Result r = transfer(api, sdt, src_at.ptr(), count, rdt, dst_at.ptr(), count);
+        const std::string where = std::string(api_name(api)) + " " + mem_name(smem) + " to " +
+                                  mem_name(rmem) + " (" + std::to_string(total) + " bytes): ";
         if (!r.why.empty()) return where + r.why;
         if (r.send != UCS_OK) return where + "send: " + ucs_status_string(r.send);
         if (r.recv != UCS_OK) return where + "receive: " + ucs_status_string(r.recv);
+        dst_at.fetch();
         const std::string bad = check_received(*recv, count, dst, poison, sent, total);
         if (!bad.empty()) return where + bad;
         if (api == Api::am && am_paths) ++(r.am_rndv ? am_paths->rndv : am_paths->eager);
@@ -373,22 +419,27 @@ protected:
     void SetUp() override { ASSERT_EQ(ucp().error, "") << "UCP setup failed"; }
 };
 
-// Each layout sent as the application has it and received into a relayout of it.
-TEST_P(UcpGenericLayouts, TagAmStreamIntoRelayout) {
-    const L::Layout &l = app_layouts()[GetParam()];
-    T::Rng rng(0x1a7e0000 + GetParam());
+// Layout i sent as the application has it and received into a relayout of it, both sides in
+// `mem`; "" when exact.
+std::string layout_case(size_t i, Mem mem) {
+    const L::Layout &l = app_layouts()[i];
+    T::Rng rng(0x1a7e0000 + i);
     const L::TypeDescPtr recv = T::relayout(*l.type, rng);
-    EXPECT_EQ(run_case(l.type, recv, l.count, 0xabc0 + GetParam()), "")
-        << l.name << " received as " << short_desc(*recv);
+    const std::string bad = run_case(l.type, recv, l.count, 0xabc0 + i, nullptr, mem, mem);
+    return bad.empty() ? bad : l.name + " received as " + short_desc(*recv) + ": " + bad;
 }
 
+std::string layout_test_name(const ::testing::TestParamInfo<size_t> &info) {
+    std::string n = app_layouts()[info.param].name;
+    for (char &c : n)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return std::to_string(info.param) + "_" + n;
+}
+
+TEST_P(UcpGenericLayouts, TagAmStreamIntoRelayout) { EXPECT_EQ(layout_case(GetParam(), Mem::host), ""); }
+
 INSTANTIATE_TEST_SUITE_P(App, UcpGenericLayouts, ::testing::Range<size_t>(0, app_layouts().size()),
-                         [](const ::testing::TestParamInfo<size_t> &info) {
-                             std::string n = app_layouts()[info.param].name;
-                             for (char &c : n)
-                                 if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                             return std::to_string(info.param) + "_" + n;
-                         });
+                         layout_test_name);
 
 // ---- Random types -------------------------------------------------------------------------
 
@@ -422,36 +473,38 @@ TEST_F(UcpGeneric, RandomTypesIntoRelayout) {
 
 // ---- Truncation ---------------------------------------------------------------------------
 
-// A receive of one element where two were sent: TRUNCATED, nothing written outside the
-// receive's type map. Eager and rendezvous sizes, tag and AM.
-TEST_F(UcpGeneric, TruncatedReceiveWritesNothingOutsideItsLayout) {
-    const auto dbl = L::named(UCXDT_DOUBLE);
-    // 3 x 32 doubles (768 B, eager) and 3 x 2048 doubles (48 KiB, rndv) per element.
-    for (int64_t block : {32, 2048}) {
-        const L::TypeDescPtr send = L::vector(3, block, block + 5, dbl);
-        T::Rng rng(static_cast<uint64_t>(block));
-        const L::TypeDescPtr recv = T::relayout(*send, rng);
-        Datatype sdt(*send), rdt(*recv);
-        Buffer src(*send, 2, 11);
-        const std::vector<std::byte> sent = packed(*send, src.ptr(), 2, 2 * sdt.size);
-        for (Api api : {Api::tag, Api::am}) {
-            Buffer dst(*recv, 1, 12);
-            const std::vector<std::byte> poison = dst.bytes;
-            const Result r = transfer(api, sdt, src.ptr(), 2, rdt, dst.ptr(), 1);
-            SCOPED_TRACE(std::string(api_name(api)) + ", block " + std::to_string(block));
-            ASSERT_EQ(r.why, "");
-            EXPECT_EQ(r.recv, UCS_ERR_MESSAGE_TRUNCATED) << ucs_status_string(r.recv);
-            // Whatever UCP delivered before it noticed lies in the map; the rest is poison.
-            std::vector<bool> in_map(dst.bytes.size(), false);
-            for (const auto &[disp, len] : ucxdt::ref::typemap_runs(*recv, 1))
-                for (int64_t i = 0; i < len; ++i)
-                    in_map[static_cast<size_t>(dst.origin + disp + i)] = true;
-            for (size_t i = 0; i < in_map.size(); ++i)
-                if (!in_map[i]) {
-                    ASSERT_EQ(dst.bytes[i], poison[i]) << "byte " << i << " written";
-                }
-        }
+// A receive of one element where two were sent (3 rows of `block` doubles each), tag and AM,
+// both buffers in `mem`: "" when it fails with TRUNCATED and nothing outside the receive's
+// type map was written (whatever UCP delivered before it noticed lies in the map).
+std::string truncated_case(Mem mem, int64_t block) {
+    const L::TypeDescPtr send = L::vector(3, block, block + 5, L::named(UCXDT_DOUBLE));
+    T::Rng rng(static_cast<uint64_t>(block));
+    const L::TypeDescPtr recv = T::relayout(*send, rng);
+    Datatype sdt(*send), rdt(*recv);
+    Buffer src(*send, 2, 11);
+    Placed src_at(src, mem);
+    for (Api api : {Api::tag, Api::am}) {
+        Buffer dst(*recv, 1, 12);
+        const std::vector<std::byte> poison = dst.bytes;
+        Placed dst_at(dst, mem);
+        const Result r = transfer(api, sdt, src_at.ptr(), 2, rdt, dst_at.ptr(), 1);
+        const std::string where = std::string(api_name(api)) + ", block " + std::to_string(block) + ": ";
+        if (!r.why.empty()) return where + r.why;
+        if (r.recv != UCS_ERR_MESSAGE_TRUNCATED)
+            return where + "receive completed with " + ucs_status_string(r.recv);
+        dst_at.fetch();
+        std::vector<bool> in_map(dst.bytes.size(), false);
+        for (const auto &[disp, len] : ucxdt::ref::typemap_runs(*recv, 1))
+            for (int64_t i = 0; i < len; ++i) in_map[static_cast<size_t>(dst.origin + disp + i)] = true;
+        for (size_t i = 0; i < in_map.size(); ++i)
+            if (!in_map[i] && dst.bytes[i] != poison[i]) return where + "byte " + std::to_string(i) + " written";
     }
+    return "";
+}
+
+// 768 B per element (eager) and 48 KiB (rndv).
+TEST_F(UcpGeneric, TruncatedReceiveWritesNothingOutsideItsLayout) {
+    for (int64_t block : {32, 2048}) EXPECT_EQ(truncated_case(Mem::host, block), "");
 }
 
 // ---- Creation errors and lifetime ---------------------------------------------------------
@@ -494,6 +547,157 @@ TEST_F(UcpGeneric, TypeFreedWhileRequestInFlight) {
     EXPECT_EQ(u.wait(rreq), UCS_OK);
     EXPECT_EQ(check_received(*send_desc, 1, dst, poison, sent, 4096 * 3 * 4), "");
     ucxdt_ucp_dt_destroy(dt);
+}
+
+// ---- CUDA memory (the pinned ring) ---------------------------------------------------------
+
+#define SKIP_WITHOUT_GPU() \
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the generic datatype's GPU path is untested here"
+
+class UcpGenericGpuLayouts : public UcpGenericLayouts {};
+
+// Each application layout from device memory into a relayout in device memory.
+TEST_P(UcpGenericGpuLayouts, TagAmStreamIntoRelayout) {
+    SKIP_WITHOUT_GPU();
+    EXPECT_EQ(layout_case(GetParam(), Mem::cuda), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(App, UcpGenericGpuLayouts, ::testing::Range<size_t>(0, app_layouts().size()),
+                         layout_test_name);
+
+// Random types with device memory on one side or both.
+TEST_F(UcpGeneric, GpuRandomTypesMixedMemory) {
+    SKIP_WITHOUT_GPU();
+    const std::pair<Mem, Mem> sides[] = {
+        {Mem::cuda, Mem::cuda}, {Mem::cuda, Mem::host}, {Mem::host, Mem::cuda}};
+    for (int i = 0; i < 30; ++i) {
+        T::Rng rng(0x6a9d0000 + i);
+        const L::TypeDescPtr send = T::random_desc(rng);
+        const L::TypeDescPtr recv = T::relayout(*send, rng);
+        const int64_t count = 1 + static_cast<int64_t>(rng() % 3);
+        const auto [sm, rm] = sides[i % 3];
+        EXPECT_EQ(run_case(send, recv, count, 0xbeef0000 + i, nullptr, sm, rm), "")
+            << "type #" << i << " x " << count << ": " << short_desc(*send);
+    }
+}
+
+// Messages of many ring slots (the ring wraps many times): 1 MiB to 24 MiB packed.
+TEST_F(UcpGeneric, GpuLargeMessagesWrapTheRing) {
+    SKIP_WITHOUT_GPU();
+    const auto dbl = L::named(UCXDT_DOUBLE);
+    for (int64_t rows : {512, 3072}) {
+        const L::TypeDescPtr send = L::vector(rows, 256, 300, dbl);  // 2 KiB of every 2400 B
+        T::Rng rng(static_cast<uint64_t>(rows));
+        EXPECT_EQ(run_case(send, T::relayout(*send, rng), 4, 0x1a60 + rows, nullptr, Mem::cuda,
+                           Mem::cuda), "")
+            << rows << " rows";
+    }
+}
+
+// Truncation with device buffers: eager, rndv, and a message of several ring slots.
+TEST_F(UcpGeneric, GpuTruncatedReceiveWritesNothingOutsideItsLayout) {
+    SKIP_WITHOUT_GPU();
+    for (int64_t block : {32, 2048, 65536}) EXPECT_EQ(truncated_case(Mem::cuda, block), "");
+}
+
+// The callbacks driven directly, as UCP's protocols may: send fragments of random sizes with
+// some asked for twice, receive fragments in a shuffled order (far ahead of the ring, so that
+// chunks go direct) and in a nearly sorted one (the ring path). UCP keeps its generic ops at
+// the datatype's address (UCX 1.13 src/ucp/dt/dt_generic.h, ucp_dt_to_generic): the test
+// reads them from there, as UCP does.
+struct GenericOps {
+    void *context;
+    ucp_generic_dt_ops_t ops;
+};
+const GenericOps &ops_of(ucp_datatype_t dt) {
+    return *reinterpret_cast<const GenericOps *>(dt & ~static_cast<ucp_datatype_t>(UCP_DATATYPE_CLASS_MASK));
+}
+
+TEST_F(UcpGeneric, GpuCallbacksInAnyOrder) {
+    SKIP_WITHOUT_GPU();
+    const auto i32 = L::named(UCXDT_INT32);
+    const L::TypeDescPtr send = L::vector(20000, 5, 9, i32);  // 400,000 packed bytes
+    T::Rng rng(5);
+    const L::TypeDescPtr recv = T::relayout(*send, rng);
+    Datatype sdt(*send), rdt(*recv);
+    const int64_t total = sdt.size;
+    Buffer src(*send, 1, 31);
+    const std::vector<std::byte> sent = packed(*send, src.ptr(), 1, total);
+    Placed src_at(src, Mem::cuda);
+
+    // Send side: sequential fragments of 1..9000 bytes; every 7th is asked for again.
+    const GenericOps &so = ops_of(sdt.dt);
+    void *st = so.ops.start_pack(so.context, src_at.ptr(), 1);
+    ASSERT_EQ(so.ops.packed_size(st), static_cast<size_t>(total));
+    std::vector<std::byte> out(static_cast<size_t>(total));
+    std::vector<std::pair<size_t, size_t>> frags;  // (offset, length) as packed
+    for (size_t off = 0, k = 0; off < static_cast<size_t>(total); ++k) {
+        const size_t got = so.ops.pack(st, off, out.data() + off, 1 + rng() % 9000);
+        ASSERT_GT(got, 0u) << "offset " << off;
+        if (k % 7 == 3) {  // again, into a scratch copy
+            std::vector<std::byte> again(got);
+            ASSERT_EQ(so.ops.pack(st, off, again.data(), got), got);
+            ASSERT_EQ(std::memcmp(again.data(), out.data() + off, got), 0) << "offset " << off;
+        }
+        frags.emplace_back(off, got);
+        off += got;
+    }
+    so.ops.finish(st);
+    ASSERT_EQ(std::memcmp(out.data(), sent.data(), sent.size()), 0) << "packed stream differs";
+
+    // Receive side, two orders.
+    for (int order = 0; order < 2; ++order) {
+        std::vector<std::pair<size_t, size_t>> f = frags;
+        if (order == 0) {
+            for (size_t i = f.size() - 1; i > 0; --i) std::swap(f[i], f[rng() % (i + 1)]);
+        } else {
+            for (size_t i = 1; i < f.size(); i += 3) std::swap(f[i - 1], f[i]);
+        }
+        Buffer dst(*recv, 1, 32);
+        const std::vector<std::byte> poison = dst.bytes;
+        Placed dst_at(dst, Mem::cuda);
+        const GenericOps &ro = ops_of(rdt.dt);
+        void *rs = ro.ops.start_unpack(ro.context, dst_at.ptr(), 1);
+        for (const auto &[off, len] : f)
+            ASSERT_EQ(ro.ops.unpack(rs, off, sent.data() + off, len), UCS_OK) << "offset " << off;
+        ro.ops.finish(rs);
+        dst_at.fetch();
+        EXPECT_EQ(check_received(*recv, 1, dst, poison, sent, total), "")
+            << (order == 0 ? "shuffled" : "nearly sorted") << " fragments";
+    }
+}
+
+// Work queued on the legacy default stream before a call is seen by it, as by cudaMemcpy: a
+// large memset is still running when the synchronous pack, or the generic send, starts.
+TEST_F(UcpGeneric, GpuCallsOrderAfterLegacyStreamWork) {
+    SKIP_WITHOUT_GPU();
+    constexpr int64_t kRows = 1 << 16, kBytes = kRows * 512;  // 32 MiB, half of it packed
+    const L::TypeDescPtr desc = L::vector(kRows, 256, 512, L::named(UCXDT_BYTE));
+    Type t(*desc);
+    Datatype dt(*desc);
+    void *src = nullptr, *packed_dev = nullptr;
+    ASSERT_EQ(cudaMalloc(&src, kBytes), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&packed_dev, kBytes / 2), cudaSuccess);
+    std::vector<unsigned char> got(kBytes / 2);
+    for (int round = 1; round <= 3; ++round) {
+        ASSERT_EQ(cudaMemsetAsync(src, round, kBytes, nullptr), cudaSuccess);
+        int64_t pos = 0;
+        ASSERT_EQ(ucxdt_pack(src, 1, t.h, packed_dev, kBytes / 2, &pos), UCXDT_OK);
+        ASSERT_EQ(cudaMemcpy(got.data(), packed_dev, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_EQ(std::count(got.begin(), got.end(), round), kBytes / 2) << "ucxdt_pack, round " << round;
+
+        ASSERT_EQ(cudaMemsetAsync(src, round + 10, kBytes, nullptr), cudaSuccess);
+        std::fill(got.begin(), got.end(), 0);
+        const Datatype contig(*L::contiguous(kBytes / 2, L::named(UCXDT_BYTE)));
+        const Result r = transfer(Api::tag, dt, src, 1, contig, got.data(), 1);
+        ASSERT_EQ(r.why, "");
+        ASSERT_EQ(r.send, UCS_OK);
+        ASSERT_EQ(r.recv, UCS_OK);
+        EXPECT_EQ(std::count(got.begin(), got.end(), round + 10), kBytes / 2)
+            << "generic send, round " << round;
+    }
+    cudaFree(src);
+    cudaFree(packed_dev);
 }
 
 // ---- Two processes ------------------------------------------------------------------------

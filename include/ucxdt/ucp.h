@@ -16,10 +16,18 @@
  * the receive with UCS_ERR_MESSAGE_TRUNCATED; no byte outside the receive layout's type map is
  * written (UCP checks the length itself; the unpack callback refuses it too).
  *
- * Memory: the buffer may be host memory or, through the staging of ucxdt_pack_range, CUDA
- * memory. UCP's generic path treats the buffer as host memory and hands pack/unpack host
- * bounce buffers, so a CUDA buffer costs one staged GPU copy per fragment: correct but slow.
- * A pipelined GPU path (packing ahead into a pinned ring) is a later step.
+ * Memory: the buffer may be host memory, or CUDA device or managed memory (told by the
+ * driver from the layout's first data byte). UCP's generic path treats the buffer as host
+ * memory and hands pack/unpack host bounce buffers of a few KiB, so for a GPU layout each
+ * request takes a ring of pinned host staging (UCXDT_RING_DEPTH slots, default 4, of
+ * UCXDT_RING_SLOT_KB KiB, default 256; at most UCXDT_RINGS_PER_DEVICE rings, default 64, per
+ * device): a send packs on the GPU into the ring ahead of UCP, chunk by chunk, and UCP's
+ * fragments are copied out of it; a receive collects fragments (in any order) into the ring
+ * and the GPU unpacks each chunk once complete. The receive's GPU work is finished before UCP
+ * completes the request. Memory per request is bounded by the ring; when no ring is free,
+ * each fragment is staged on its own (correct, slower). Rings are released in finish, also on
+ * error or cancel. This path is for compatibility with any UCP program; its bandwidth is
+ * bounded by UCP's host copies of small fragments.
  *
  * Thread safety: the functions may be called from any thread. Requests of one datatype may run
  * concurrently on any workers. Destroying a datatype while a request that uses it is

@@ -1,7 +1,11 @@
 // ucxdt types as UCP generic datatypes (include/ucxdt/ucp.h): the ucp_generic_dt_ops_t
-// callbacks serve each fragment UCP asks for with a byte range of the packed stream.
+// callbacks serve each fragment UCP asks for with a byte range of the packed stream, for GPU
+// layouts through a pinned ring that the GPU fills ahead of UCP (ring_stream.hpp).
+#include "address.hpp"
 #include "api_util.hpp"
 #include "checked.hpp"
+#include "ring_stream.hpp"
+#include "uct_cuda/memory_type.hpp"
 
 #include <ucxdt/ucp.h>
 
@@ -27,6 +31,8 @@ struct RequestState {
     void *buffer = nullptr;
     int64_t count = 0;
     int64_t total = 0;  // packed size: count x size
+    std::unique_ptr<ucxdt::RingStream> ring;  // GPU layouts; none: each fragment on its own
+    int64_t received = 0;                     // unpack: bytes taken so far
 };
 
 // A state for requests that could not get their own: packed size 0 (generic ops have no way
@@ -38,7 +44,26 @@ RequestState g_failed_state;
 std::mutex g_registry_mutex;
 std::unordered_map<ucp_datatype_t, DtContext *> g_registry;
 
-void *start(void *context, void *buffer, size_t count) {
+// A GPU layout gets a ring. Without one (host layout, no ring free, CUDA error) every fragment
+// is packed or unpacked on its own by the range calls, which stage GPU data synchronously.
+void start_ring(RequestState *s, bool pack) {
+    using namespace ucxdt;
+    if (s->total == 0) return;
+    guard([&]() -> ucxdt_status_t {
+        std::shared_ptr<Type> t;
+        PlanPtr plan;
+        if (ucxdt_status_t st = resolve(s->type, "type", &t)) return st;
+        if (ucxdt_status_t st = get_plan(*t, s->count, &plan)) return st;
+        int device = -1;
+        const cuda::MemoryType m =
+            cuda::memory_type(at(static_cast<char *>(s->buffer), first_data_byte(*plan)), &device);
+        if (m != cuda::MemoryType::DEVICE && m != cuda::MemoryType::MANAGED) return UCXDT_OK;
+        return RingStream::start(std::move(plan), static_cast<char *>(s->buffer), pack, device,
+                                 &s->ring);
+    });
+}
+
+RequestState *start(void *context, void *buffer, size_t count, bool pack) {
     const auto *ctx = static_cast<const DtContext *>(context);
     int64_t total = 0;
     if (count > static_cast<size_t>(INT64_MAX) ||
@@ -53,16 +78,17 @@ void *start(void *context, void *buffer, size_t count) {
     s->buffer = buffer;
     s->count = static_cast<int64_t>(count);
     s->total = total;
+    start_ring(s, pack);
     return s;
 }
 
 void *start_pack(void *context, const void *buffer, size_t count) {
     // Only pack reads through it; const is restored there.
-    return start(context, const_cast<void *>(buffer), count);
+    return start(context, const_cast<void *>(buffer), count, true);
 }
 
 void *start_unpack(void *context, void *buffer, size_t count) {
-    return start(context, buffer, count);
+    return start(context, buffer, count, false);
 }
 
 size_t packed_size(void *state) {
@@ -74,6 +100,12 @@ size_t pack(void *state, size_t offset, void *dest, size_t max_length) {
     if (offset >= static_cast<size_t>(s->total)) return 0;
     const size_t remaining = static_cast<size_t>(s->total) - offset;
     const size_t length = max_length < remaining ? max_length : remaining;
+    if (s->ring) {
+        if (s->ring->pack(static_cast<int64_t>(offset), static_cast<char *>(dest),
+                          static_cast<int64_t>(length)) != UCXDT_OK)
+            return 0;
+        return length;
+    }
     // The range is inside [0, total] of a committed type, so only a CUDA failure (device
     // buffers) can fail here; UCP's pack has no error return, so 0 bytes are reported.
     if (ucxdt_pack_range(s->buffer, s->count, s->type, static_cast<int64_t>(offset), dest,
@@ -83,12 +115,22 @@ size_t pack(void *state, size_t offset, void *dest, size_t max_length) {
 }
 
 ucs_status_t unpack(void *state, size_t offset, const void *src, size_t length) {
-    const auto *s = static_cast<const RequestState *>(state);
+    auto *s = static_cast<RequestState *>(state);
     const size_t total = static_cast<size_t>(s->total);
     // Checked before ucxdt_unpack_range so that the status is UCP's truncation status.
     if (offset > total || length > total - offset) return UCS_ERR_MESSAGE_TRUNCATED;
-    switch (ucxdt_unpack_range(src, static_cast<int64_t>(offset), static_cast<int64_t>(length),
-                               s->buffer, s->count, s->type)) {
+    ucxdt_status_t st =
+        s->ring ? s->ring->unpack(static_cast<int64_t>(offset), static_cast<const char *>(src),
+                                  static_cast<int64_t>(length))
+                : ucxdt_unpack_range(src, static_cast<int64_t>(offset),
+                                     static_cast<int64_t>(length), s->buffer, s->count, s->type);
+    // With the last fragment in, the GPU's unpacks are waited for here rather than in
+    // finish, so that a failure completes the request with an error.
+    if (s->ring) {
+        s->received += static_cast<int64_t>(length);
+        if (st == UCXDT_OK && s->received == s->total) st = s->ring->flush();
+    }
+    switch (st) {
     case UCXDT_OK: return UCS_OK;
     case UCXDT_ERR_TRUNCATED: return UCS_ERR_MESSAGE_TRUNCATED;
     case UCXDT_ERR_NO_MEMORY: return UCS_ERR_NO_MEMORY;
@@ -100,6 +142,9 @@ ucs_status_t unpack(void *state, size_t offset, const void *src, size_t length) 
 void finish(void *state) {
     auto *s = static_cast<RequestState *>(state);
     if (s == &g_failed_state) return;
+    // Also on error or cancel: the ring's GPU work is waited for (~RingStream) before the
+    // ring goes back to the pool.
+    s->ring.reset();
     ucxdt_type_free(&s->type);
     delete s;
 }
