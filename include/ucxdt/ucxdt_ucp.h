@@ -1,0 +1,161 @@
+/*
+ * ucxdt over UCP: tag-matched, nonblocking sends and receives of (buffer, count, type) with a
+ * datatype-aware rendezvous (Wu et al., HPDC'16, section 4.1, moved from Open MPI's BTL onto
+ * UCP). The user keeps owning the UCP context, worker and endpoints, as MPI libraries do; a
+ * ucxdt worker is bound to a ucp_worker_h and a ucxdt endpoint to a ucp_ep_h.
+ *
+ * Matching: the first message of every transfer (eager data or the rendezvous RTS) is sent by
+ * ucp_tag_send_nbx with the user's tag and matched by ucp_tag_recv_nbx with the user's tag and
+ * mask, so order and matching semantics are UCP's (MPI-4.1 3.5 non-overtaking between a pair of
+ * endpoints), and an application may mix these calls with its own UCP tag traffic on the same
+ * worker as long as the tags do not collide.
+ *
+ * Protocol: a message whose packed size is at most the eager threshold is packed into the
+ * tagged message itself. A larger one sends an RTS carrying the packed size, the type
+ * signature, whether the sender's layout is contiguous, its memory type, and an rkey
+ * (ucp_mem_map + ucp_rkey_pack) for the sender's buffer when contiguous, for a staging ring when
+ * not. The receiver then GETs fragments (ucp_get_nbx): straight into its buffer when contiguous,
+ * else into its own staging, unpacking each as it lands; a non-contiguous sender packs fragment k
+ * into ring slot k mod depth, announces it, and reuses the slot when the receiver acknowledges
+ * it. An ATS completes the sender. UCP picks the transport for the GETs: cuda_ipc between GPUs
+ * of one node, rc with GPUDirect RDMA, or host memory and cuda_copy.
+ *
+ * Requirements: the UCP context needs UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA, and
+ * both processes must create a ucxdt endpoint to each other before a rendezvous between them
+ * completes (the endpoint introduces this worker to the peer). The ucxdt worker sets a UCP
+ * active-message handler with id UCXDT_UCP_AM_ID on the worker.
+ *
+ * Progress: explicit. ucxdt_worker_progress drives ucp_worker_progress and the protocol.
+ *
+ * Threads: a ucxdt worker and its endpoints and requests are used by one thread at a time (UCP's
+ * UCS_THREAD_MODE_SINGLE); different workers may be used concurrently.
+ *
+ * Errors: ucxdt statuses (ucxdt.h). A request completes with UCXDT_ERR_TYPE_MISMATCH on both
+ * sides when the signatures differ, UCXDT_ERR_TRUNCATED on both sides when the message is longer
+ * than the receive (nothing is written to the receive buffer in either case),
+ * UCXDT_ERR_CANCELED when a posted receive is canceled, UCXDT_ERR_UCX when UCP fails.
+ *
+ * Configuration (environment, read when a worker is created; parameters override it):
+ *   UCXDT_EAGER_THRESHOLD  bytes packed into the tagged message (default 8192)
+ *   UCXDT_FRAG_SIZE        bytes per rendezvous fragment (default 1 MiB)
+ *   UCXDT_PIPELINE_DEPTH   fragments in flight per request (default 4)
+ *   UCXDT_STAGING_SLOTS    staging fragments per worker and memory kind (default 64)
+ * ucxdt_worker_print_config prints the values in force.
+ */
+#ifndef UCXDT_UCXDT_UCP_H
+#define UCXDT_UCXDT_UCP_H
+
+#include <ucxdt/ucxdt.h>
+
+#include <stdio.h>
+#include <ucp/api/ucp.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** UCP active-message id the ucxdt worker uses for its control messages. */
+#define UCXDT_UCP_AM_ID 0x7d7
+
+typedef struct ucxdt_worker *ucxdt_worker_h;
+typedef struct ucxdt_ep *ucxdt_ep_h;
+
+/** A request handle, an error status, or NULL (completed at once), as UCP's ucs_status_ptr_t. */
+typedef void *ucxdt_status_ptr_t;
+#define UCXDT_PTR_IS_ERR(_p) ((uintptr_t)(_p) >= (uintptr_t)(intptr_t)UCXDT_ERR_UNSUPPORTED)
+#define UCXDT_PTR_IS_PTR(_p) (((uintptr_t)(_p) - 1) < ((uintptr_t)(intptr_t)UCXDT_ERR_UNSUPPORTED - 1))
+#define UCXDT_PTR_STATUS(_p) ((ucxdt_status_t)(intptr_t)(_p))
+
+enum ucxdt_worker_params_field {
+    UCXDT_WORKER_PARAM_FIELD_UCP_WORKER      = 1u << 0,
+    UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD = 1u << 1,
+    UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE       = 1u << 2,
+    UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH  = 1u << 3,
+    UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS   = 1u << 4,
+    UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT     = 1u << 5
+};
+
+typedef struct {
+    uint64_t field_mask;       /**< UCXDT_WORKER_PARAM_FIELD_* of the fields set */
+    ucp_worker_h ucp_worker;   /**< required */
+    int64_t eager_threshold;   /**< bytes */
+    int64_t frag_size;         /**< bytes, >= 4096 */
+    int depth;                 /**< fragments in flight per request, >= 1 */
+    int staging_slots;         /**< fragments of staging per worker and memory kind, >= depth */
+    ucp_context_h ucp_context; /**< required: the context of ucp_worker (memory registration) */
+} ucxdt_worker_params_t;
+
+enum ucxdt_ep_params_field { UCXDT_EP_PARAM_FIELD_UCP_EP = 1u << 0 };
+
+typedef struct {
+    uint64_t field_mask;
+    ucp_ep_h ucp_ep;           /**< required: an endpoint of the worker's ucp_worker_h */
+} ucxdt_ep_params_t;
+
+/** Completion callbacks: `status` is the request's final status; `user_data` as given. */
+typedef void (*ucxdt_send_callback_t)(void *request, ucxdt_status_t status, void *user_data);
+/** `length`: bytes received (packed size), valid when status is UCXDT_OK. */
+typedef void (*ucxdt_recv_callback_t)(void *request, ucxdt_status_t status, int64_t length,
+                                      ucp_tag_t sender_tag, void *user_data);
+
+enum ucxdt_request_param_field {
+    UCXDT_REQUEST_PARAM_FIELD_CALLBACK  = 1u << 0,
+    UCXDT_REQUEST_PARAM_FIELD_USER_DATA = 1u << 1
+};
+
+typedef struct {
+    uint64_t field_mask;
+    union {
+        ucxdt_send_callback_t send;
+        ucxdt_recv_callback_t recv;
+    } cb;                      /**< called from ucxdt_worker_progress, not if completed at once */
+    void *user_data;
+} ucxdt_request_param_t;
+
+/** Creates a ucxdt worker on params->ucp_worker. Errors: UCXDT_ERR_INVALID_PARAM (missing or
+ *  out-of-range fields), UCXDT_ERR_UCX (the AM handler cannot be set), UCXDT_ERR_NO_MEMORY. */
+UCXDT_API ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params,
+                                             ucxdt_worker_h *worker);
+/** Destroys the worker: requests still outstanding complete with UCXDT_ERR_CANCELED first. */
+UCXDT_API void ucxdt_worker_destroy(ucxdt_worker_h worker);
+/** Drives UCP and the protocol; returns nonzero if anything progressed. */
+UCXDT_API unsigned ucxdt_worker_progress(ucxdt_worker_h worker);
+/** Prints the configuration in force (UCXDT_* values) to `stream`. */
+UCXDT_API void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream);
+
+/** Binds a ucxdt endpoint to params->ucp_ep and introduces this worker to the peer. */
+UCXDT_API ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params,
+                                         ucxdt_ep_h *ep);
+/** Destroys the endpoint; its outstanding sends complete with UCXDT_ERR_CANCELED. The
+ *  ucp_ep_h is the user's and stays open. */
+UCXDT_API void ucxdt_ep_destroy(ucxdt_ep_h ep);
+
+/** Sends `count` elements of the committed `type` at `buffer` (host or CUDA memory) with `tag`.
+ *  The buffer must stay untouched until completion. Returns NULL when complete at once, a
+ *  request, or an error (UCXDT_PTR_IS_ERR): invalid or uncommitted type, negative count. */
+UCXDT_API ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t count,
+                                                ucxdt_type_t type, ucp_tag_t tag,
+                                                const ucxdt_request_param_t *param);
+/** Receives up to `count` elements of `type` into `buffer` from a message whose tag matches
+ *  `tag` under `tag_mask`. Only bytes of the type map are written, and only on success. */
+UCXDT_API ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer,
+                                                int64_t count, ucxdt_type_t type, ucp_tag_t tag,
+                                                ucp_tag_t tag_mask,
+                                                const ucxdt_request_param_t *param);
+
+/** UCXDT_INPROGRESS (1) while the request runs, else its final status. */
+#define UCXDT_INPROGRESS 1
+UCXDT_API int ucxdt_request_check_status(void *request);
+/** For a completed receive: the packed bytes received (0 otherwise). */
+UCXDT_API int64_t ucxdt_request_length(void *request);
+/** Cancels a receive that has not matched yet (it completes with UCXDT_ERR_CANCELED); a
+ *  matched receive or a send runs to completion. */
+UCXDT_API void ucxdt_request_cancel(ucxdt_worker_h worker, void *request);
+/** Releases the request; if still running, it completes on its own and is released then. */
+UCXDT_API void ucxdt_request_free(void *request);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UCXDT_UCXDT_UCP_H */

@@ -1,0 +1,307 @@
+// The C entry points of include/ucxdt/ucxdt_ucp.h.
+#include "address.hpp"
+#include "api_util.hpp"
+#include "checked.hpp"
+#include "rndv_worker.hpp"
+#include "uct_cuda/memory_type.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <random>
+
+using namespace ucxdt;
+using namespace ucxdt::rndv;
+
+struct ucxdt_worker : Worker {};
+struct ucxdt_ep : Ep {};
+
+namespace ucxdt::rndv {
+ucxdt_status_t send_tagged(Request *r);
+}
+
+namespace {
+
+int64_t env_int(const char *name, int64_t fallback) {
+    const char *s = std::getenv(name);
+    if (!s || !*s) return fallback;
+    char *end = nullptr;
+    const long long v = std::strtoll(s, &end, 10);
+    return *end ? fallback : v;
+}
+
+ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *, size_t,
+                        const ucp_am_recv_param_t *param) {
+    if (header_length != sizeof(AmHeader)) return UCS_OK;  // not ours
+    auto *w = static_cast<Worker *>(arg);
+    Event e;
+    e.kind = Event::am_message;
+    std::memcpy(&e.am, header, sizeof e.am);
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) e.reply_ep = param->reply_ep;
+    if (e.am.kind == AmKind::hello && !e.reply_ep) return UCS_OK;
+    w->events.push_back(e);
+    return UCS_OK;
+}
+
+void tag_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user_data) {
+    auto *r = static_cast<Request *>(user_data);
+    Event e;
+    e.kind = Event::tag_recv_done;
+    e.req = r;
+    e.status = status;
+    if (info) e.length = info->length, e.sender_tag = info->sender_tag;
+    r->ucp_req = nullptr;
+    r->ucp_done = true;
+    r->worker->events.push_back(e);
+    ucp_request_free(request);
+}
+
+// What send and receive share: the type, its plan, where the layout lives.
+ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t type) {
+    if (count < 0) return fail(UCXDT_ERR_INVALID_PARAM, "count must be >= 0");
+    std::shared_ptr<Type> t;
+    if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
+    if (ucxdt_status_t st = require_committed(*t, "type")) return st;
+    if (ucxdt_status_t st = get_plan(*t, count, &r->plan)) return st;
+    if (ucxdt_status_t st = ucxdt_type_dup(type, &r->type)) return st;
+    r->buffer = static_cast<char *>(buffer);
+    r->count = count;
+    r->packed = r->plan->packed_size;
+    r->contig = r->plan->cls == UCXDT_PLAN_CONTIGUOUS;
+    if (r->packed > 0) {
+        int dev = -1;
+        const cuda::MemoryType m = cuda::memory_type(at(r->buffer, first_data_byte(*r->plan)), &dev);
+        r->device = (m == cuda::MemoryType::DEVICE || m == cuda::MemoryType::MANAGED) ? dev : -1;
+    }
+    return UCXDT_OK;
+}
+
+// The request as the nbx call returns it: NULL when it already completed successfully, an error
+// status when it failed, else the request.
+ucxdt_status_ptr_t hand_out(Worker *w, Request *r) {
+    if (r->status == UCXDT_INPROGRESS) return r;
+    w->completed.erase(std::remove(w->completed.begin(), w->completed.end(), r), w->completed.end());
+    const int st = r->status;
+    w->release(r);
+    return st == UCXDT_OK ? nullptr : reinterpret_cast<ucxdt_status_ptr_t>(static_cast<intptr_t>(st));
+}
+
+ucxdt_status_ptr_t error_ptr(ucxdt_status_t st) {
+    return reinterpret_cast<ucxdt_status_ptr_t>(static_cast<intptr_t>(st));
+}
+
+}  // namespace
+
+extern "C" {
+
+ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_worker_h *worker) {
+    return guard([&]() -> ucxdt_status_t {
+        if (!params || !worker) return fail(UCXDT_ERR_INVALID_PARAM, "params and worker must not be NULL");
+        if (!(params->field_mask & UCXDT_WORKER_PARAM_FIELD_UCP_WORKER) || !params->ucp_worker)
+            return fail(UCXDT_ERR_INVALID_PARAM, "params->ucp_worker is required");
+        if (!(params->field_mask & UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT) || !params->ucp_context)
+            return fail(UCXDT_ERR_INVALID_PARAM, "params->ucp_context is required");
+        Config c;
+        c.eager = env_int("UCXDT_EAGER_THRESHOLD", c.eager);
+        c.frag = env_int("UCXDT_FRAG_SIZE", c.frag);
+        c.depth = static_cast<int>(env_int("UCXDT_PIPELINE_DEPTH", c.depth));
+        c.slots = static_cast<int>(env_int("UCXDT_STAGING_SLOTS", c.slots));
+        const uint64_t m = params->field_mask;
+        if (m & UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD) c.eager = params->eager_threshold;
+        if (m & UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE) c.frag = params->frag_size;
+        if (m & UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH) c.depth = params->depth;
+        if (m & UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS) c.slots = params->staging_slots;
+        if (c.eager < 0 || c.eager > (64 << 20))
+            return fail(UCXDT_ERR_INVALID_PARAM, "eager threshold must be in [0, 64 MiB]");
+        if (c.frag < 4096 || c.frag > (int64_t(1) << 30))
+            return fail(UCXDT_ERR_INVALID_PARAM, "fragment size must be in [4 KiB, 1 GiB]");
+        if (c.depth < 1 || c.depth > 1024) return fail(UCXDT_ERR_INVALID_PARAM, "depth must be in [1, 1024]");
+        if (c.slots < c.depth || c.slots > 65536)
+            return fail(UCXDT_ERR_INVALID_PARAM, "staging slots must be in [depth, 65536]");
+        auto w = std::make_unique<ucxdt_worker>();
+        w->ucp_worker = params->ucp_worker;
+        w->ucp_context = params->ucp_context;
+        w->cfg = c;
+        std::random_device rd;
+        w->uuid = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+                  static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+        ucp_am_handler_param_t hp{};
+        hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                        UCP_AM_HANDLER_PARAM_FIELD_ARG;
+        hp.id = UCXDT_UCP_AM_ID;
+        hp.cb = am_handler;
+        hp.arg = static_cast<Worker *>(w.get());
+        const ucs_status_t us = ucp_worker_set_am_recv_handler(params->ucp_worker, &hp);
+        if (us != UCS_OK)
+            return fail(UCXDT_ERR_UCX, std::string("ucp_worker_set_am_recv_handler: ") + ucs_status_string(us));
+        *worker = w.release();
+        return UCXDT_OK;
+    });
+}
+
+void ucxdt_worker_destroy(ucxdt_worker_h worker) {
+    if (!worker) return;
+    Worker *w = worker;
+    // Unmatched receives are canceled through UCP; what is still running after a bounded
+    // wait is completed as canceled. The AM handler is removed before the worker goes.
+    for (auto &[id, r] : w->requests)
+        if (!r->is_send && r->ucp_req) ucp_request_cancel(w->ucp_worker, r->ucp_req);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!w->events.empty() || std::chrono::steady_clock::now() < deadline) {
+        w->progress();
+        bool busy = false;
+        for (auto &[id, r] : w->requests) busy |= r->status == UCXDT_INPROGRESS;
+        if (!busy) break;
+    }
+    std::vector<Request *> all;
+    for (auto &[id, r] : w->requests) all.push_back(r);
+    for (Request *r : all) {
+        w->complete(r, UCXDT_ERR_CANCELED);
+        delete r;
+    }
+    w->requests.clear();
+    w->completed.clear();
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
+    hp.id = UCXDT_UCP_AM_ID;
+    hp.cb = nullptr;
+    ucp_worker_set_am_recv_handler(w->ucp_worker, &hp);
+    delete worker;
+}
+
+unsigned ucxdt_worker_progress(ucxdt_worker_h worker) { return worker->progress(); }
+
+void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
+    const Config &c = worker->cfg;
+    std::fprintf(stream,
+                 "# ucxdt worker configuration\n"
+                 "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\nUCXDT_PIPELINE_DEPTH=%d\n"
+                 "UCXDT_STAGING_SLOTS=%d\n",
+                 static_cast<long long>(c.eager), static_cast<long long>(c.frag), c.depth, c.slots);
+}
+
+ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params, ucxdt_ep_h *ep) {
+    return guard([&]() -> ucxdt_status_t {
+        if (!worker || !params || !ep) return fail(UCXDT_ERR_INVALID_PARAM, "worker, params and ep must not be NULL");
+        if (!(params->field_mask & UCXDT_EP_PARAM_FIELD_UCP_EP) || !params->ucp_ep)
+            return fail(UCXDT_ERR_INVALID_PARAM, "params->ucp_ep is required");
+        AmHeader hello{};
+        hello.kind = AmKind::hello;
+        hello.uuid = worker->uuid;
+        if (ucxdt_status_t st = worker->send_am(params->ucp_ep, hello, true)) return st;
+        auto *e = new ucxdt_ep;
+        e->worker = worker;
+        e->ucp_ep = params->ucp_ep;
+        *ep = e;
+        return UCXDT_OK;
+    });
+}
+
+void ucxdt_ep_destroy(ucxdt_ep_h ep) {
+    if (!ep) return;
+    Worker *w = ep->worker;
+    std::vector<Request *> mine;
+    for (auto &[id, r] : w->requests)
+        if (r->is_send && r->ep == ep && r->status == UCXDT_INPROGRESS) mine.push_back(r);
+    for (Request *r : mine) {
+        w->waiting.erase(std::remove(w->waiting.begin(), w->waiting.end(), r), w->waiting.end());
+        w->complete(r, UCXDT_ERR_CANCELED);
+    }
+    delete ep;
+}
+
+ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t count,
+                                      ucxdt_type_t type, ucp_tag_t tag,
+                                      const ucxdt_request_param_t *param) {
+    if (!ep) return error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "ep must not be NULL"));
+    Worker *w = ep->worker;
+    Request *r = w->new_request(true, param);
+    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
+        if (ucxdt_status_t e = prepare(r, const_cast<void *>(buffer), count, type)) return e;
+        r->ep = ep;
+        r->tag = tag;
+        TagHeader &h = r->hdr;
+        h.magic = kMagic;
+        h.sender_uuid = w->uuid;
+        h.sreq_id = r->id;
+        h.packed = r->packed;
+        ucxdt_signature_t sig{};
+        if (ucxdt_status_t e = ucxdt_type_signature(type, count, &sig)) return e;
+        h.sig_hash = sig.hash;
+        h.sig_length = sig.length;
+        if (r->packed <= w->cfg.eager) {
+            h.kind = TagKind::eager;
+            r->msg.resize(sizeof h + static_cast<size_t>(r->packed));
+            std::memcpy(r->msg.data(), &h, sizeof h);
+            if (ucxdt_status_t e = ucxdt_pack_range(buffer, count, type, 0, r->msg.data() + sizeof h, r->packed))
+                return e;
+            return send_tagged(r);
+        }
+        w->send_start(r);
+        return UCXDT_OK;
+    });
+    if (st) {
+        w->complete(r, st);
+        return hand_out(w, r);
+    }
+    return r;
+}
+
+ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64_t count,
+                                      ucxdt_type_t type, ucp_tag_t tag, ucp_tag_t tag_mask,
+                                      const ucxdt_request_param_t *param) {
+    if (!worker) return error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "worker must not be NULL"));
+    Worker *w = worker;
+    Request *r = w->new_request(false, param);
+    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
+        if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
+        r->tag = tag;
+        r->tag_mask = tag_mask;
+        r->bounce.resize(sizeof(TagHeader) +
+                         static_cast<size_t>(std::max<int64_t>(w->cfg.eager, kMaxRkeyBytes + 4 * w->cfg.depth)));
+        ucp_request_param_t p{};
+        // No immediate completion: the callback (maybe called inside this call) then sees
+        // every receive, with its length and sender tag.
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+        p.cb.recv = tag_received;
+        p.user_data = r;
+        ucs_status_ptr_t s = ucp_tag_recv_nbx(w->ucp_worker, r->bounce.data(), r->bounce.size(),
+                                              tag, tag_mask, &p);
+        if (UCS_PTR_IS_ERR(s))
+            return fail(UCXDT_ERR_UCX, std::string("ucp_tag_recv_nbx: ") + ucs_status_string(UCS_PTR_STATUS(s)));
+        if (s == nullptr) return fail(UCXDT_ERR_UCX, "ucp_tag_recv_nbx completed without a request");
+        if (!r->ucp_done) r->ucp_req = s;
+        return UCXDT_OK;
+    });
+    if (st) {
+        w->complete(r, st);
+        return hand_out(w, r);
+    }
+    return r;
+}
+
+int ucxdt_request_check_status(void *request) { return static_cast<Request *>(request)->status; }
+
+int64_t ucxdt_request_length(void *request) {
+    const auto *r = static_cast<Request *>(request);
+    return (!r->is_send && r->status == UCXDT_OK) ? r->packed : 0;
+}
+
+void ucxdt_request_cancel(ucxdt_worker_h worker, void *request) {
+    auto *r = static_cast<Request *>(request);
+    if (!worker || r->is_send || r->matched || !r->ucp_req) return;
+    ucp_request_cancel(worker->ucp_worker, r->ucp_req);
+}
+
+void ucxdt_request_free(void *request) {
+    auto *r = static_cast<Request *>(request);
+    if (r->status != UCXDT_INPROGRESS &&
+        std::find(r->worker->completed.begin(), r->worker->completed.end(), r) == r->worker->completed.end())
+        r->worker->release(r);
+    else
+        r->user_freed = true;
+}
+
+}  // extern "C"

@@ -1,0 +1,194 @@
+// The receiving half of the rendezvous (include/ucxdt/ucxdt_ucp.h): checks of the matched
+// message, the GETs, unpacking, and the replies (ACK, ATS) to the sender.
+#include "rndv_worker.hpp"
+
+#include "address.hpp"
+#include "error.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ucxdt::rndv {
+
+namespace {
+
+struct GetCtx {
+    Request *r;
+    int64_t frag;
+    int slot;
+};
+
+void got(void *request, ucs_status_t status, void *user_data) {
+    auto *g = static_cast<GetCtx *>(user_data);
+    Event e;
+    e.kind = Event::get_done;
+    e.req = g->r;
+    e.status = status;
+    e.frag = g->frag;
+    e.slot = g->slot;
+    g->r->worker->events.push_back(e);
+    delete g;
+    if (request) ucp_request_free(request);
+}
+
+int64_t frag_bytes(const Request *r, int64_t k) {
+    return std::min(r->hdr.frag, r->hdr.packed - k * r->hdr.frag);
+}
+
+// Whether the sent signature (of hdr.packed bytes) equals that of the receive type's first
+// hdr.packed bytes: only whole elements can be compared through the signature hash.
+ucxdt_status_t check_signature(const Request *r, const TagHeader &h) {
+    if (h.packed > r->packed) return UCXDT_ERR_TRUNCATED;
+    int64_t size = 0;
+    ucxdt_type_size(r->type, &size);
+    if (size == 0 ? h.packed != 0 : h.packed % size != 0) return UCXDT_ERR_TYPE_MISMATCH;
+    ucxdt_signature_t s{};
+    if (ucxdt_type_signature(r->type, size == 0 ? 0 : h.packed / size, &s) != UCXDT_OK)
+        return UCXDT_ERR_TYPE_MISMATCH;
+    return s.hash == h.sig_hash && s.length == h.sig_length ? UCXDT_OK : UCXDT_ERR_TYPE_MISMATCH;
+}
+
+}  // namespace
+
+bool Worker::recv_matched(Request *r, const Event &e) {
+    r->sender_tag = e.sender_tag;
+    if (e.length < sizeof(TagHeader)) {
+        complete(r, fail(UCXDT_ERR_UCX, "a message without a ucxdt header matched the receive"));
+        return true;
+    }
+    std::memcpy(&r->hdr, r->bounce.data(), sizeof r->hdr);
+    const TagHeader &h = r->hdr;
+    if (h.magic != kMagic) {
+        complete(r, fail(UCXDT_ERR_UCX, "a message without a ucxdt header matched the receive"));
+        return true;
+    }
+    const ucxdt_status_t sig = check_signature(r, h);
+    if (h.kind == TagKind::eager) {
+        if (sig) return complete(r, sig), true;
+        if (e.length != sizeof h + static_cast<size_t>(h.packed)) {
+            complete(r, fail(UCXDT_ERR_UCX, "eager message of the wrong length"));
+            return true;
+        }
+        const ucxdt_status_t st = ucxdt_unpack_range(r->bounce.data() + sizeof h, 0, h.packed,
+                                                     r->buffer, r->count, r->type);
+        r->packed = h.packed;
+        complete(r, st);
+        return true;
+    }
+    // RTS: keep the slot list and the rkey; the bounce buffer goes.
+    r->matched = true;
+    r->status_pending = sig;
+    r->nfrags = h.frag > 0 ? (h.packed + h.frag - 1) / h.frag : 0;
+    if (!sig && !r->contig && h.frag > cfg.frag)
+        r->status_pending = fail(UCXDT_ERR_UNSUPPORTED, "the sender's fragments (UCXDT_FRAG_SIZE " +
+                                 std::to_string(h.frag) + ") exceed this worker's staging slots");
+    r->remote_slots.assign(static_cast<size_t>(r->nfrags), -1);
+    const char *p = r->bounce.data() + sizeof h;
+    for (int i = 0; i < h.initial && i < r->nfrags; ++i) std::memcpy(&r->remote_slots[i], p + i * 4, 4);
+    p += static_cast<size_t>(h.initial) * 4;
+    r->rkey_buf.assign(p, p + h.rkey_len);
+    r->bounce.clear(), r->bounce.shrink_to_fit();
+    return recv_advance(r);
+}
+
+// Ends a matched rendezvous: ATS to the sender (its request completes with the same status),
+// then the receive itself.
+void Worker::recv_finish(Request *r, ucxdt_status_t st) {
+    AmHeader ats{};
+    ats.kind = AmKind::ats;
+    ats.status = st;
+    ats.sreq_id = r->hdr.sreq_id;
+    ats.rreq_id = r->id;
+    const ucxdt_status_t sent = send_am(r->peer, ats, false);
+    if (!st) r->packed = r->hdr.packed;
+    complete(r, st ? st : sent);
+}
+
+bool Worker::recv_advance(Request *r) {
+    if (r->status != UCXDT_INPROGRESS) return true;
+    if (!r->peer) {
+        const auto it = peers.find(r->hdr.sender_uuid);
+        if (it == peers.end()) return false;  // its HELLO has not arrived yet
+        r->peer = it->second;
+    }
+    if (r->status_pending) {
+        if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
+        return true;
+    }
+    if (!r->rkey) {
+        const ucs_status_t us = ucp_ep_rkey_unpack(r->peer, r->rkey_buf.data(), &r->rkey);
+        if (us != UCS_OK) {
+            recv_finish(r, fail(UCXDT_ERR_UCX, std::string("ucp_ep_rkey_unpack: ") + ucs_status_string(us)));
+            return true;
+        }
+    }
+    StagingPool *pool = nullptr;
+    if (!r->contig && r->local_slots.empty() && r->frags_done < r->nfrags) {
+        if (ucxdt_status_t st = this->pool(1, r->device, &pool)) return recv_finish(r, st), true;
+        r->local_slots = pool->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
+        if (r->local_slots.empty()) return false;  // staging exhausted: wait
+        r->free_local = r->local_slots;
+    }
+    if (!r->contig && this->pool(1, r->device, &pool)) return true;
+    while (r->next_get < r->nfrags && r->gets_in_flight < cfg.depth) {
+        const int64_t k = r->next_get;
+        if (!r->hdr.contig && r->remote_slots[k] < 0) break;   // not packed by the sender yet
+        if (!r->contig && r->free_local.empty()) break;
+        const int slot = r->contig ? -1 : r->free_local.back();
+        if (!r->contig) r->free_local.pop_back();
+        char *local = r->contig ? at(r->buffer, r->plan->base + k * r->hdr.frag) : pool->slot(slot);
+        const uint64_t remote = r->hdr.contig ? r->hdr.remote_addr + k * r->hdr.frag
+                                              : r->hdr.remote_addr + r->remote_slots[k] * r->hdr.frag;
+        auto *g = new GetCtx{r, k, slot};
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        p.cb.send = got;
+        p.user_data = g;
+        ucs_status_ptr_t s = ucp_get_nbx(r->peer, local, static_cast<size_t>(frag_bytes(r, k)),
+                                         remote, r->rkey, &p);
+        ++r->next_get, ++r->gets_in_flight;
+        if (s == nullptr) got(nullptr, UCS_OK, g);
+        else if (UCS_PTR_IS_ERR(s)) got(nullptr, UCS_PTR_STATUS(s), g);
+    }
+    return true;
+}
+
+void Worker::recv_on_get(Request *r, const Event &e) {
+    --r->gets_in_flight;
+    if (e.status != UCS_OK && !r->status_pending)
+        r->status_pending = fail(UCXDT_ERR_UCX, std::string("ucp_get_nbx: ") + ucs_status_string(e.status));
+    if (!r->status_pending && e.slot >= 0) {
+        StagingPool *pool = nullptr;
+        ucxdt_status_t st = this->pool(1, r->device, &pool);
+        if (!st) st = ucxdt_unpack_range(pool->slot(e.slot), e.frag * r->hdr.frag, frag_bytes(r, e.frag),
+                                         r->buffer, r->count, r->type);
+        if (st) r->status_pending = st;
+    }
+    if (e.slot >= 0) r->free_local.push_back(e.slot);
+    if (!r->status_pending && !r->hdr.contig) {
+        AmHeader ack{};
+        ack.kind = AmKind::ack;
+        ack.sreq_id = r->hdr.sreq_id;
+        ack.rreq_id = r->id;
+        ack.frag_index = e.frag;
+        ack.slot = r->remote_slots[e.frag];
+        if (ucxdt_status_t st = send_am(r->peer, ack, false)) r->status_pending = st;
+    }
+    ++r->frags_done;
+    if (r->status_pending) {
+        if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
+        return;
+    }
+    if (r->frags_done == r->nfrags) return recv_finish(r, UCXDT_OK);
+    recv_advance(r);
+}
+
+void Worker::recv_on_ready(const AmHeader &h) {
+    const auto it = requests.find(h.rreq_id);
+    if (it == requests.end() || it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
+    Request *r = it->second;
+    if (h.frag_index >= 0 && h.frag_index < r->nfrags) r->remote_slots[h.frag_index] = h.slot;
+    recv_advance(r);
+}
+
+}  // namespace ucxdt::rndv

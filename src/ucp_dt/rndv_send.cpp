@@ -1,0 +1,134 @@
+// The sending half of the rendezvous (include/ucxdt/ucxdt_ucp.h): the RTS, the staging ring of a
+// non-contiguous sender, and the replies (ACK, ATS) that move it on.
+#include "rndv_worker.hpp"
+
+#include "address.hpp"
+#include "error.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ucxdt::rndv {
+
+namespace {
+
+void tag_sent(void *request, ucs_status_t status, void *user_data) {
+    auto *r = static_cast<Request *>(user_data);
+    Event e;
+    e.kind = Event::tag_send_done;
+    e.req = r;
+    e.status = status;
+    r->worker->events.push_back(e);
+    ucp_request_free(request);
+}
+
+}  // namespace
+
+/// Sends r->msg with the user's tag; completion arrives as a tag_send_done event.
+ucxdt_status_t send_tagged(Request *r) {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = tag_sent;
+    p.user_data = r;
+    ucs_status_ptr_t s = ucp_tag_send_nbx(r->ep->ucp_ep, r->msg.data(), r->msg.size(), r->tag, &p);
+    if (UCS_PTR_IS_ERR(s))
+        return fail(UCXDT_ERR_UCX, std::string("ucp_tag_send_nbx: ") + ucs_status_string(UCS_PTR_STATUS(s)));
+    if (s == nullptr) {  // done at once: the same path as the callback
+        Event e;
+        e.kind = Event::tag_send_done;
+        e.req = r;
+        r->worker->events.push_back(e);
+    }
+    return UCXDT_OK;
+}
+
+namespace {
+
+int64_t frag_bytes(const Request *r, int64_t k) {
+    return std::min(r->hdr.frag, r->packed - k * r->hdr.frag);
+}
+
+ucxdt_status_t pack_frag(Request *r, StagingPool *pool, int64_t k, int slot) {
+    return ucxdt_pack_range(r->buffer, r->count, r->type, k * r->hdr.frag, pool->slot(slot),
+                            frag_bytes(r, k));
+}
+
+}  // namespace
+
+void Worker::send_start(Request *r) {
+    TagHeader &h = r->hdr;
+    h.kind = TagKind::rts;
+    h.frag = cfg.frag;
+    r->nfrags = (r->packed + cfg.frag - 1) / cfg.frag;
+    std::vector<char> rkey;
+    std::vector<int32_t> initial;
+    if (r->contig) {
+        ucp_mem_map_params_t mp{};
+        mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+        mp.address = at(r->buffer, r->plan->base);
+        mp.length = static_cast<size_t>(r->packed);
+        void *rk = nullptr;
+        size_t rk_len = 0;
+        ucs_status_t us = ucp_mem_map(ucp_context, &mp, &r->memh);
+        if (us == UCS_OK) us = ucp_rkey_pack(ucp_context, r->memh, &rk, &rk_len);
+        if (us != UCS_OK)
+            return complete(r, fail(UCXDT_ERR_UCX, std::string("registering the send buffer: ") + ucs_status_string(us)));
+        rkey.assign(static_cast<char *>(rk), static_cast<char *>(rk) + rk_len);
+        ucp_rkey_buffer_release(rk);
+        h.contig = 1;
+        h.remote_addr = reinterpret_cast<uint64_t>(mp.address);
+    } else {
+        StagingPool *pool = nullptr;
+        if (ucxdt_status_t st = this->pool(0, r->device, &pool)) return complete(r, st);
+        r->slots = pool->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
+        if (r->slots.empty()) {
+            waiting.push_back(r);  // every slot is in use: try again after progress
+            return;
+        }
+        for (size_t i = 0; i < r->slots.size(); ++i) {
+            if (ucxdt_status_t st = pack_frag(r, pool, static_cast<int64_t>(i), r->slots[i]))
+                return complete(r, st);
+            initial.push_back(r->slots[i]);
+        }
+        r->next_pack = static_cast<int64_t>(r->slots.size());
+        rkey = pool->rkey();
+        h.contig = 0;
+        h.remote_addr = reinterpret_cast<uint64_t>(pool->base());
+    }
+    h.initial = static_cast<int32_t>(initial.size());
+    h.rkey_len = static_cast<uint32_t>(rkey.size());
+    r->msg.resize(sizeof h + initial.size() * sizeof(int32_t) + rkey.size());
+    std::memcpy(r->msg.data(), &h, sizeof h);
+    if (!initial.empty())
+        std::memcpy(r->msg.data() + sizeof h, initial.data(), initial.size() * sizeof(int32_t));
+    std::memcpy(r->msg.data() + sizeof h + initial.size() * sizeof(int32_t), rkey.data(), rkey.size());
+    if (ucxdt_status_t st = send_tagged(r)) complete(r, st);
+}
+
+void Worker::send_on_am(const AmHeader &h) {
+    const auto it = requests.find(h.sreq_id);
+    if (it == requests.end() || !it->second->is_send || it->second->status != UCXDT_INPROGRESS)
+        return;  // a late reply to a request that already ended
+    Request *r = it->second;
+    if (h.kind == AmKind::ats) return complete(r, static_cast<ucxdt_status_t>(h.status));
+    // ACK: the receiver has fetched fragment h.frag_index from slot h.slot.
+    r->rreq_id = h.rreq_id;
+    StagingPool *pool = nullptr;
+    if (ucxdt_status_t st = this->pool(0, r->device, &pool)) return complete(r, st);
+    if (r->next_pack >= r->nfrags) {
+        r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), h.slot), r->slots.end());
+        pool->give(h.slot);
+        return;
+    }
+    const int64_t k = r->next_pack++;
+    if (ucxdt_status_t st = pack_frag(r, pool, k, h.slot)) return complete(r, st);
+    AmHeader ready{};
+    ready.kind = AmKind::ready;
+    ready.sreq_id = r->id;
+    ready.rreq_id = r->rreq_id;
+    ready.frag_index = k;
+    ready.slot = h.slot;
+    if (ucxdt_status_t st = send_am(r->ep->ucp_ep, ready, false)) complete(r, st);
+}
+
+}  // namespace ucxdt::rndv

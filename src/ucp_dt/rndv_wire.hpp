@@ -1,0 +1,52 @@
+// Messages of the datatype-aware rendezvous (include/ucxdt/ucxdt_ucp.h). The first message of a
+// transfer is tagged with the user's tag: a TagHeader followed by the packed data (EAGER) or by
+// the initial slot list and the packed rkey (RTS). Everything else is a UCP active message whose
+// header is an AmHeader and which carries no data.
+#pragma once
+
+#include <cstdint>
+
+namespace ucxdt::rndv {
+
+constexpr uint32_t kMagic = 0x75636474;  // "ucdt"
+constexpr int kMaxRkeyBytes = 4096;      // receive bounce buffers leave this much for an RTS
+
+enum class TagKind : uint8_t { eager = 1, rts = 2 };
+
+struct TagHeader {
+    uint32_t magic;
+    TagKind kind;
+    uint8_t contig;         // RTS: the sender's layout is contiguous; remote_addr is its data
+    uint8_t pad[2];
+    uint64_t sender_uuid;   // the sending worker, known to the receiver through HELLO
+    uint64_t sreq_id;       // the send request, named in the receiver's replies
+    int64_t packed;         // packed bytes of the message
+    uint64_t sig_hash;      // type signature of (type, count): ucxdt_type_signature
+    int64_t sig_length;
+    int64_t frag;           // RTS: bytes per fragment
+    uint64_t remote_addr;   // RTS: contiguous data, or the base of the sender's staging slots
+    int32_t initial;        // RTS, non-contiguous: fragments 0 .. initial-1 are ready, in the
+                            // slots listed after the header (int32 each)
+    uint32_t rkey_len;      // RTS: bytes of packed rkey after the slot list
+};
+
+enum class AmKind : uint8_t {
+    hello = 1,  // sender_uuid introduces the sending worker (sent with UCP_AM_SEND_FLAG_REPLY)
+    ready = 2,  // to the receiver: fragment `frag_index` is ready in sender slot `slot`
+    ack = 3,    // to the sender: fragment `frag_index` was fetched, its slot may be reused
+    ats = 4     // to the sender: the transfer ended with `status`
+};
+
+struct AmHeader {
+    AmKind kind;
+    uint8_t pad[3];
+    int32_t status;
+    uint64_t uuid;      // hello: the sender's worker
+    uint64_t sreq_id;
+    uint64_t rreq_id;
+    int64_t frag_index;
+    int32_t slot;
+    int32_t pad2;
+};
+
+}  // namespace ucxdt::rndv

@@ -1,0 +1,147 @@
+#include "rndv_worker.hpp"
+
+#include "error.hpp"
+
+#include <new>
+
+namespace ucxdt::rndv {
+
+ucxdt_status_t Worker::pool(int role, int device, StagingPool **out) {
+    auto &p = pools[{role, device}];
+    if (!p) {
+        StagingPool *made = nullptr;
+        if (ucxdt_status_t st = StagingPool::create(ucp_context, device, cfg.slots, cfg.frag, &made))
+            return st;
+        p.reset(made);
+    }
+    *out = p.get();
+    return UCXDT_OK;
+}
+
+Request *Worker::new_request(bool is_send, const ucxdt_request_param_t *param) {
+    auto *r = new Request;
+    r->worker = this;
+    r->is_send = is_send;
+    r->id = next_id++;
+    if (param) r->param = *param;
+    requests[r->id] = r;
+    return r;
+}
+
+void Worker::complete(Request *r, ucxdt_status_t status) {
+    if (r->status != UCXDT_INPROGRESS) return;
+    r->status = status;
+    if (r->memh) ucp_mem_unmap(ucp_context, r->memh), r->memh = nullptr;
+    if (r->rkey) ucp_rkey_destroy(r->rkey), r->rkey = nullptr;
+    StagingPool *p = nullptr;
+    if (!r->slots.empty() && pool(0, r->device, &p) == UCXDT_OK)
+        for (int s : r->slots) p->give(s);
+    r->slots.clear();
+    if (!r->local_slots.empty() && pool(1, r->device, &p) == UCXDT_OK)
+        for (int s : r->local_slots) p->give(s);
+    r->local_slots.clear();
+    if (r->type) ucxdt_type_free(&r->type);
+    r->msg.clear(), r->msg.shrink_to_fit();
+    r->bounce.clear(), r->bounce.shrink_to_fit();
+    completed.push_back(r);
+}
+
+void Worker::release(Request *r) {
+    requests.erase(r->id);
+    delete r;
+}
+
+namespace {
+
+struct AmSend {
+    AmHeader h;
+};
+
+void am_sent(void *request, ucs_status_t, void *user_data) {
+    delete static_cast<AmSend *>(user_data);
+    ucp_request_free(request);
+}
+
+}  // namespace
+
+ucxdt_status_t Worker::send_am(ucp_ep_h ep, const AmHeader &h, bool reply) {
+    auto *m = new AmSend{h};
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                     UCP_OP_ATTR_FIELD_FLAGS;
+    p.cb.send = am_sent;
+    p.user_data = m;
+    p.flags = reply ? UCP_AM_SEND_FLAG_REPLY : 0;
+    // The header must live until the send completes (UCX 1.13 has no COPY_HEADER flag).
+    ucs_status_ptr_t s = ucp_am_send_nbx(ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h, nullptr, 0, &p);
+    if (s == nullptr) {
+        delete m;
+        return UCXDT_OK;
+    }
+    if (UCS_PTR_IS_ERR(s)) {
+        delete m;
+        return fail(UCXDT_ERR_UCX, std::string("ucp_am_send_nbx: ") + ucs_status_string(UCS_PTR_STATUS(s)));
+    }
+    return UCXDT_OK;
+}
+
+unsigned Worker::progress() {
+    unsigned n = ucp_worker_progress(ucp_worker);
+    while (!events.empty()) {
+        const Event e = events.front();
+        events.pop_front();
+        ++n;
+        switch (e.kind) {
+        case Event::tag_send_done:
+            e.req->msg.clear();
+            if (e.status != UCS_OK)
+                complete(e.req, fail(UCXDT_ERR_UCX, std::string("ucp_tag_send_nbx: ") + ucs_status_string(e.status)));
+            else if (e.req->hdr.kind == TagKind::eager)
+                complete(e.req, UCXDT_OK);
+            break;
+        case Event::tag_recv_done:
+            if (e.status == UCS_ERR_CANCELED) complete(e.req, UCXDT_ERR_CANCELED);
+            else if (e.status == UCS_ERR_MESSAGE_TRUNCATED) complete(e.req, UCXDT_ERR_TRUNCATED);
+            else if (e.status != UCS_OK)
+                complete(e.req, fail(UCXDT_ERR_UCX, std::string("ucp_tag_recv_nbx: ") + ucs_status_string(e.status)));
+            else if (!recv_matched(e.req, e))
+                waiting.push_back(e.req);
+            break;
+        case Event::get_done:
+            recv_on_get(e.req, e);
+            break;
+        case Event::am_message:
+            switch (e.am.kind) {
+            case AmKind::hello: peers[e.am.uuid] = e.reply_ep; break;
+            case AmKind::ready: recv_on_ready(e.am); break;
+            case AmKind::ack:
+            case AmKind::ats: send_on_am(e.am); break;
+            }
+            break;
+        }
+    }
+    // Requests that waited for staging or for their peer's HELLO.
+    for (size_t k = waiting.size(); k > 0; --k) {
+        Request *r = waiting.front();
+        waiting.pop_front();
+        if (r->is_send) send_start(r);
+        else if (!recv_advance(r)) waiting.push_back(r);
+        ++n;
+    }
+    std::vector<Request *> done;
+    done.swap(completed);
+    for (Request *r : done) {
+        if (r->param.field_mask & UCXDT_REQUEST_PARAM_FIELD_CALLBACK) {
+            void *ud = (r->param.field_mask & UCXDT_REQUEST_PARAM_FIELD_USER_DATA) ? r->param.user_data : nullptr;
+            if (r->is_send) {
+                if (r->param.cb.send) r->param.cb.send(r, static_cast<ucxdt_status_t>(r->status), ud);
+            } else if (r->param.cb.recv) {
+                r->param.cb.recv(r, static_cast<ucxdt_status_t>(r->status), r->packed, r->sender_tag, ud);
+            }
+        }
+        if (r->user_freed) release(r);
+    }
+    return n;
+}
+
+}  // namespace ucxdt::rndv

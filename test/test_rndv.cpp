@@ -1,0 +1,345 @@
+// The datatype-aware rendezvous (include/ucxdt/ucxdt_ucp.h) between two UCP workers of one
+// process: eager and the four layouts of a rendezvous (contiguous or not on either side), with
+// small fragments so that every transfer cycles its staging slots many times, application
+// layouts and random types received into relayouts, signature mismatch, truncation, cancel,
+// and a thousand outstanding sends each way through a small staging pool.
+#include "support/layout_buffer.hpp"
+
+#include <ucxdt/ucxdt_ucp.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace L = ucxdt::layouts;
+namespace T = ucxdt::testing;
+using T::Buffer, T::check_received, T::packed, T::short_desc, T::Type;
+
+constexpr auto kTimeout = std::chrono::seconds(60);
+
+struct Config {
+    int64_t eager = 1024, frag = 16384;
+    int depth = 2, slots = 8;
+};
+
+// One UCP context, two workers connected both ways, a ucxdt worker and endpoint on each.
+class Pair {
+public:
+    ucp_context_h ctx = nullptr;
+    ucp_worker_h uw[2] = {};
+    ucp_ep_h uep[2] = {};
+    ucxdt_worker_h w[2] = {};
+    ucxdt_ep_h ep[2] = {};  // ep[i]: from w[i] to the other worker
+    std::string error;
+
+    explicit Pair(const Config &c) { error = setup(c); }
+    std::string setup(const Config &c) {
+        ucp_params_t p{};
+        p.field_mask = UCP_PARAM_FIELD_FEATURES;
+        p.features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA;
+        if (ucp_init(&p, nullptr, &ctx) != UCS_OK) return "ucp_init";
+        for (auto &x : uw) {
+            ucp_worker_params_t wp{};
+            if (ucp_worker_create(ctx, &wp, &x) != UCS_OK) return "ucp_worker_create";
+        }
+        for (int i = 0; i < 2; ++i) {
+            ucp_address_t *a = nullptr;
+            size_t len = 0;
+            if (ucp_worker_get_address(uw[1 - i], &a, &len) != UCS_OK) return "address";
+            ucp_ep_params_t ep_params{};
+            ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+            ep_params.address = a;
+            const ucs_status_t st = ucp_ep_create(uw[i], &ep_params, &uep[i]);
+            ucp_worker_release_address(uw[1 - i], a);
+            if (st != UCS_OK) return "ucp_ep_create";
+        }
+        for (int i = 0; i < 2; ++i) {
+            ucxdt_worker_params_t wp{};
+            wp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT |
+                            UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD | UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE |
+                            UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH | UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS;
+            wp.ucp_worker = uw[i];
+            wp.ucp_context = ctx;
+            wp.eager_threshold = c.eager;
+            wp.frag_size = c.frag;
+            wp.depth = c.depth;
+            wp.staging_slots = c.slots;
+            if (ucxdt_worker_create(&wp, &w[i]) != UCXDT_OK)
+                return std::string("ucxdt_worker_create: ") + ucxdt_last_error();
+        }
+        for (int i = 0; i < 2; ++i) {
+            ucxdt_ep_params_t ep_params{};
+            ep_params.field_mask = UCXDT_EP_PARAM_FIELD_UCP_EP;
+            ep_params.ucp_ep = uep[i];
+            if (ucxdt_ep_create(w[i], &ep_params, &ep[i]) != UCXDT_OK)
+                return std::string("ucxdt_ep_create: ") + ucxdt_last_error();
+        }
+        return "";
+    }
+    ~Pair() {
+        for (auto e : ep)
+            if (e) ucxdt_ep_destroy(e);
+        for (auto x : w)
+            if (x) ucxdt_worker_destroy(x);
+        for (int i = 0; i < 2; ++i) {
+            if (!uep[i]) continue;
+            ucp_request_param_t p{};
+            p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+            p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+            void *r = ucp_ep_close_nbx(uep[i], &p);
+            while (r && !UCS_PTR_IS_ERR(r) && ucp_request_check_status(r) == UCS_INPROGRESS)
+                ucp_worker_progress(uw[i]);
+            if (r && !UCS_PTR_IS_ERR(r)) ucp_request_free(r);
+        }
+        for (auto x : uw)
+            if (x) ucp_worker_destroy(x);
+        if (ctx) ucp_cleanup(ctx);
+    }
+    void progress() {
+        ucxdt_worker_progress(w[0]);
+        ucxdt_worker_progress(w[1]);
+    }
+    // The request's final status, progressing both workers; frees it. A hang fails as
+    // UCXDT_ERR_UCX after kTimeout (with the request left to the worker).
+    int wait(ucxdt_status_ptr_t req) {
+        if (req == nullptr) return UCXDT_OK;
+        if (UCXDT_PTR_IS_ERR(req)) return UCXDT_PTR_STATUS(req);
+        const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+        int st;
+        while ((st = ucxdt_request_check_status(req)) == UCXDT_INPROGRESS) {
+            progress();
+            if (std::chrono::steady_clock::now() > deadline) return 1000;  // "timed out"
+        }
+        ucxdt_request_free(req);
+        return st;
+    }
+};
+
+const char *status_name(int st) {
+    return st == 1000 ? "timed out" : ucxdt_status_string(static_cast<ucxdt_status_t>(st));
+}
+
+// Sends `count` elements of `send` from w[0] and receives them as `recv` on w[1] (posted
+// before the send, or after it when `unexpected`); "" when both complete and the data is exact.
+std::string run_case(Pair &p, const L::TypeDescPtr &send, const L::TypeDescPtr &recv, int64_t count,
+                     uint64_t seed, bool unexpected = false) {
+    Type st(*send), rt(*recv);
+    int64_t size = 0;
+    ucxdt_type_size(st.h, &size);
+    const int64_t total = size * count;
+    Buffer src(*send, count, seed), dst(*recv, count, ~seed);
+    const std::vector<std::byte> sent = packed(*send, src.ptr(), count, total), poison = dst.bytes;
+    ucxdt_status_ptr_t rreq = nullptr, sreq;
+    if (!unexpected) rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), count, rt.h, 42, ~0ull, nullptr);
+    sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), count, st.h, 42, nullptr);
+    if (unexpected) {
+        for (int i = 0; i < 100; ++i) p.progress();
+        rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), count, rt.h, 42, ~0ull, nullptr);
+    }
+    const int rs = p.wait(rreq), ss = p.wait(sreq);
+    const std::string where = "(" + std::to_string(total) + " bytes) ";
+    if (ss != UCXDT_OK) return where + "send: " + status_name(ss);
+    if (rs != UCXDT_OK) return where + "receive: " + status_name(rs);
+    const std::string bad = check_received(*recv, count, dst, poison, sent, total);
+    return bad.empty() ? bad : where + bad;
+}
+
+Pair &shared_pair() {
+    static Pair p{Config{}};
+    return p;
+}
+
+class Rndv : public ::testing::Test {
+protected:
+    void SetUp() override { ASSERT_EQ(shared_pair().error, ""); }
+};
+
+const auto dbl = L::named(UCXDT_DOUBLE);
+
+// A layout of n doubles: contiguous, or in blocks of 4 every 6.
+L::TypeDescPtr doubles(int64_t n, bool contig) {
+    return contig ? L::contiguous(n, dbl) : L::vector(n / 4, 4, 6, dbl);
+}
+
+// ---- The four layouts of a rendezvous, and eager ------------------------------------------
+
+TEST_F(Rndv, EagerAndEveryRendezvousLayout) {
+    // 64 doubles: eager (512 B); 2,048: 1 fragment of 16 KiB; 40,000: 20 fragments over 2 slots.
+    for (int64_t n : {64, 2048, 40000})
+        for (bool sc : {true, false})
+            for (bool rc : {true, false})
+                for (bool unexpected : {false, true})
+                    EXPECT_EQ(run_case(shared_pair(), doubles(n, sc), doubles(n, rc), 1, n + sc * 2 + rc, unexpected), "")
+                        << n << " doubles, send " << (sc ? "contiguous" : "vector") << ", receive "
+                        << (rc ? "contiguous" : "vector") << (unexpected ? ", receive posted late" : "");
+}
+
+TEST_F(Rndv, EmptyMessage) {
+    EXPECT_EQ(run_case(shared_pair(), doubles(8, true), doubles(8, false), 0, 5), "");
+}
+
+// ---- Application layouts and random types -------------------------------------------------
+
+const std::vector<L::Layout> &app_layouts() {
+    static const std::vector<L::Layout> v = L::application_layouts();
+    return v;
+}
+
+class RndvLayouts : public ::testing::TestWithParam<size_t> {
+protected:
+    void SetUp() override { ASSERT_EQ(shared_pair().error, ""); }
+};
+
+TEST_P(RndvLayouts, IntoRelayout) {
+    const L::Layout &l = app_layouts()[GetParam()];
+    T::Rng rng(0x5e7d0000 + GetParam());
+    const L::TypeDescPtr recv = T::relayout(*l.type, rng);
+    EXPECT_EQ(run_case(shared_pair(), l.type, recv, l.count, 0x77 + GetParam()), "")
+        << l.name << " received as " << short_desc(*recv);
+}
+
+INSTANTIATE_TEST_SUITE_P(App, RndvLayouts, ::testing::Range<size_t>(0, app_layouts().size()),
+                         [](const ::testing::TestParamInfo<size_t> &info) {
+                             std::string n = app_layouts()[info.param].name;
+                             for (char &c : n)
+                                 if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             return std::to_string(info.param) + "_" + n;
+                         });
+
+TEST_F(Rndv, RandomTypesIntoRelayout) {
+    for (int i = 0; i < 60; ++i) {
+        T::Rng rng(0x2d7a0000 + i);
+        const L::TypeDescPtr send = T::random_desc(rng);
+        const L::TypeDescPtr recv = T::relayout(*send, rng);
+        const int64_t count = 1 + static_cast<int64_t>(rng() % 3);
+        EXPECT_EQ(run_case(shared_pair(), send, recv, count, 0x9000 + i, i % 4 == 0), "")
+            << "type #" << i << " x " << count << ": " << short_desc(*send);
+    }
+}
+
+// ---- Errors ---------------------------------------------------------------------------------
+
+// A failed receive must leave its buffer as it was.
+std::string expect_error(Pair &p, const L::TypeDescPtr &send, int64_t scount, const L::TypeDescPtr &recv,
+                         int64_t rcount, int want_recv, int want_send) {
+    Type st(*send), rt(*recv);
+    Buffer src(*send, scount, 1), dst(*recv, rcount, 2);
+    const std::vector<std::byte> poison = dst.bytes;
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), rcount, rt.h, 7, ~0ull, nullptr);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), scount, st.h, 7, nullptr);
+    const int rs = p.wait(rreq), ss = p.wait(sreq);
+    if (rs != want_recv) return std::string("receive completed with ") + status_name(rs);
+    if (ss != want_send) return std::string("send completed with ") + status_name(ss);
+    if (dst.bytes != poison) return "the receive buffer was written";
+    return "";
+}
+
+TEST_F(Rndv, SignatureMismatchFailsBothSidesAndWritesNothing) {
+    const auto i64 = L::named(UCXDT_INT64);
+    // Rendezvous: both sides learn it. Eager: the sender completed when its message left.
+    EXPECT_EQ(expect_error(shared_pair(), L::vector(1000, 4, 6, dbl), 1, L::contiguous(4000, i64), 1,
+                           UCXDT_ERR_TYPE_MISMATCH, UCXDT_ERR_TYPE_MISMATCH), "");
+    EXPECT_EQ(expect_error(shared_pair(), L::contiguous(8, dbl), 1, L::contiguous(8, i64), 1,
+                           UCXDT_ERR_TYPE_MISMATCH, UCXDT_OK), "");
+}
+
+TEST_F(Rndv, TruncationFailsAndWritesNothing) {
+    const auto send = L::vector(1000, 4, 6, dbl);  // 32,000 bytes per element
+    EXPECT_EQ(expect_error(shared_pair(), send, 2, send, 1, UCXDT_ERR_TRUNCATED, UCXDT_ERR_TRUNCATED), "");
+    const auto small = L::contiguous(8, dbl);
+    EXPECT_EQ(expect_error(shared_pair(), small, 2, small, 1, UCXDT_ERR_TRUNCATED, UCXDT_OK), "");
+}
+
+TEST_F(Rndv, ShorterMessageThanTheReceiveIsFine) {
+    Pair &p = shared_pair();
+    const auto t = L::vector(1000, 4, 6, dbl);
+    Type h(*t);
+    Buffer src(*t, 2, 3), dst(*t, 5, 4);
+    const std::vector<std::byte> sent = packed(*t, src.ptr(), 2, 64000), poison = dst.bytes;
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 5, h.h, 8, ~0ull, nullptr);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq));
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 2, h.h, 8, nullptr);
+    while (ucxdt_request_check_status(rreq) == UCXDT_INPROGRESS) p.progress();
+    EXPECT_EQ(ucxdt_request_check_status(rreq), UCXDT_OK);
+    EXPECT_EQ(ucxdt_request_length(rreq), 64000);
+    ucxdt_request_free(rreq);
+    EXPECT_EQ(p.wait(sreq), UCXDT_OK);
+    EXPECT_EQ(check_received(*t, 5, dst, poison, sent, 64000), "");
+}
+
+TEST_F(Rndv, CancelOfAPostedReceive) {
+    Pair &p = shared_pair();
+    const auto t = doubles(4000, false);
+    Type h(*t);
+    Buffer dst(*t, 1, 9);
+    const std::vector<std::byte> poison = dst.bytes;
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 99, ~0ull, nullptr);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq));
+    ucxdt_request_cancel(p.w[1], rreq);
+    EXPECT_EQ(p.wait(rreq), UCXDT_ERR_CANCELED);
+    EXPECT_EQ(dst.bytes, poison);
+    // The tag is free again: a later message goes to a later receive.
+    EXPECT_EQ(run_case(p, t, t, 1, 10), "");
+}
+
+TEST(RndvWorker, CreateRejectsMissingFields) {
+    ucxdt_worker_params_t wp{};
+    ucxdt_worker_h w = nullptr;
+    EXPECT_EQ(ucxdt_worker_create(&wp, &w), UCXDT_ERR_INVALID_PARAM);
+    EXPECT_NE(std::string(ucxdt_last_error()), "");
+    EXPECT_EQ(ucxdt_worker_create(nullptr, &w), UCXDT_ERR_INVALID_PARAM);
+    EXPECT_EQ(w, nullptr);
+}
+
+TEST(RndvWorker, SendRejectsBadArguments) {
+    Pair &p = shared_pair();
+    ASSERT_EQ(p.error, "");
+    ucxdt_type_t t = UCXDT_TYPE_NULL;
+    ASSERT_EQ(ucxdt_type_contiguous(4, ucxdt_type_primitive(UCXDT_INT32), &t), UCXDT_OK);
+    char buf[16];
+    ucxdt_status_ptr_t r = ucxdt_tag_send_nbx(p.ep[0], buf, 1, t, 1, nullptr);  // not committed
+    EXPECT_TRUE(UCXDT_PTR_IS_ERR(r));
+    EXPECT_EQ(UCXDT_PTR_STATUS(r), UCXDT_ERR_NOT_COMMITTED);
+    ASSERT_EQ(ucxdt_type_commit(t), UCXDT_OK);
+    r = ucxdt_tag_send_nbx(p.ep[0], buf, -1, t, 1, nullptr);
+    EXPECT_EQ(UCXDT_PTR_STATUS(r), UCXDT_ERR_INVALID_PARAM);
+    ucxdt_type_free(&t);
+}
+
+// ---- Many outstanding requests --------------------------------------------------------------
+
+// 1,000 sends each way, all posted before any completes, through 8 staging slots per side: the
+// requests queue for slots and all complete, with their data.
+TEST(RndvMany, ThousandOutstandingEachWay) {
+    Pair p{Config{1024, 4096, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    constexpr int kN = 1000;
+    const auto t = L::vector(256, 4, 6, dbl);  // 8 KiB packed: 2 fragments
+    Type h(*t);
+    std::vector<Buffer> src, dst;
+    std::vector<std::vector<std::byte>> sent;
+    std::vector<ucxdt_status_ptr_t> reqs;
+    for (int i = 0; i < 2 * kN; ++i) {
+        src.emplace_back(*t, 1, 1000 + i);
+        dst.emplace_back(*t, 1, 5000 + i);
+        sent.push_back(packed(*t, src.back().ptr(), 1, 8192));
+    }
+    for (int i = 0; i < 2 * kN; ++i) {
+        const int from = i % 2;  // even: 0 -> 1, odd: 1 -> 0
+        reqs.push_back(ucxdt_tag_recv_nbx(p.w[1 - from], dst[i].ptr(), 1, h.h, i, ~0ull, nullptr));
+        reqs.push_back(ucxdt_tag_send_nbx(p.ep[from], src[i].ptr(), 1, h.h, i, nullptr));
+    }
+    for (size_t k = 0; k < reqs.size(); ++k) ASSERT_EQ(p.wait(reqs[k]), UCXDT_OK) << "request " << k;
+    for (int i = 0; i < 2 * kN; ++i) {
+        const Buffer fresh(*t, 1, 5000 + i);  // the receive buffer as it was: its gaps must be so
+        ASSERT_EQ(check_received(*t, 1, dst[i], fresh.bytes, sent[i], 8192), "") << "message " << i;
+    }
+}
+
+}  // namespace
