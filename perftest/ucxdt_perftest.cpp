@@ -16,6 +16,7 @@
 #include "layouts/typemap_walk.hpp"
 
 #include <ucxdt/ucp.h>
+#include <ucxdt/ucxdt_ucp.h>
 #include <ucxdt/ucxdt.h>
 
 #include <cuda_runtime_api.h>
@@ -101,7 +102,8 @@ void usage() {
     std::printf(
         "  Usage: ucxdt_perftest [ server-hostname ] [ options ]\n\n"
         "     -t <test>      tag_lat (default), tag_bw, pack, unpack (pack/unpack: one process)\n"
-        "     -x <path>      generic (UCP generic datatype, default) or packsend (pack, send\n"
+        "     -x <path>      generic (UCP generic datatype, default), pipeline (ucxdt's\n"
+        "                    datatype-aware rendezvous, ucxdt_ucp.h) or packsend (pack, send\n"
         "                    contiguous, unpack)\n"
         "     -D <send>[,<recv>]  layouts of sender and receiver (nas_mg_y); equal signatures\n"
         "                    are required. ',' inside a spec's parameters: use ';' to separate\n"
@@ -348,11 +350,13 @@ struct Ucp {
     ucp_ep_h ep = nullptr;
     ucp_datatype_t send_dt = 0, recv_dt = 0;
     bool have_dt = false;
+    ucxdt_worker_h dw = nullptr;  // -x pipeline
+    ucxdt_ep_h dep = nullptr;
 
     void init(int fd) {
         ucp_params_t p{};
         p.field_mask = UCP_PARAM_FIELD_FEATURES;
-        p.features = UCP_FEATURE_TAG;
+        p.features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA;
         if (ucs_status_t s = ucp_init(&p, nullptr, &ctx); s != UCS_OK)
             die("ucp_init: %s", ucs_status_string(s));
         ucp_worker_params_t wp{};
@@ -373,6 +377,26 @@ struct Ucp {
         if (ucs_status_t s = ucp_ep_create(worker, &ep, &this->ep); s != UCS_OK)
             die("ucp_ep_create: %s", ucs_status_string(s));
     }
+    // -x pipeline: a ucxdt worker and endpoint on this UCP worker and endpoint.
+    void make_pipeline() {
+        ucxdt_worker_params_t wp{};
+        wp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT;
+        wp.ucp_worker = worker;
+        wp.ucp_context = ctx;
+        if (ucxdt_worker_create(&wp, &dw) != UCXDT_OK) die("ucxdt_worker_create: %s", ucxdt_last_error());
+        ucxdt_ep_params_t epp{};
+        epp.field_mask = UCXDT_EP_PARAM_FIELD_UCP_EP;
+        epp.ucp_ep = ep;
+        if (ucxdt_ep_create(dw, &epp, &dep) != UCXDT_OK) die("ucxdt_ep_create: %s", ucxdt_last_error());
+    }
+    void dwait(ucxdt_status_ptr_t req, const char *what) {
+        if (req == nullptr) return;
+        if (UCXDT_PTR_IS_ERR(req)) die("%s: %s", what, ucxdt_status_string(UCXDT_PTR_STATUS(req)));
+        int s;
+        while ((s = ucxdt_request_check_status(req)) == UCXDT_INPROGRESS) ucxdt_worker_progress(dw);
+        ucxdt_request_free(req);
+        if (s != UCXDT_OK) die("%s: %s", what, ucxdt_status_string(static_cast<ucxdt_status_t>(s)));
+    }
     void make_dts(ucxdt_type_t s, ucxdt_type_t r) {
         if (ucxdt_ucp_dt_create(s, &send_dt) != UCS_OK || ucxdt_ucp_dt_create(r, &recv_dt) != UCS_OK)
             die("ucxdt_ucp_dt_create: %s", ucxdt_last_error());
@@ -382,9 +406,14 @@ struct Ucp {
         if (req == nullptr) return;
         if (UCS_PTR_IS_ERR(req)) die("%s: %s", what, ucs_status_string(UCS_PTR_STATUS(req)));
         ucs_status_t s;
-        while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS) ucp_worker_progress(worker);
+        while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS) progress();
         ucp_request_free(req);
         if (s != UCS_OK) die("%s: %s", what, ucs_status_string(s));
+    }
+    // The pipeline's worker progresses UCP too: used for every wait once it exists.
+    void progress() {
+        if (dw) ucxdt_worker_progress(dw);
+        else ucp_worker_progress(worker);
     }
     void send(const void *buf, size_t count, ucp_datatype_t dt, ucp_tag_t tag) {
         ucp_request_param_t rp{};
@@ -410,6 +439,8 @@ struct Ucp {
             }
         }
         if (have_dt) ucxdt_ucp_dt_destroy(send_dt), ucxdt_ucp_dt_destroy(recv_dt);
+        if (dep) ucxdt_ep_destroy(dep);
+        if (dw) ucxdt_worker_destroy(dw);
         if (worker != nullptr) ucp_worker_destroy(worker);
         if (ctx != nullptr) ucp_cleanup(ctx);
     }
@@ -418,6 +449,11 @@ struct Ucp {
 // One message of side `s` in either direction, on the chosen path. `stage` is the contiguous
 // buffer of the packsend path.
 void send_side(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
+    if (p.path == "pipeline") {
+        u.dwait(ucxdt_tag_send_nbx(u.dep, s.origin(), s.lay.count, s.type, kDataTag, nullptr),
+                "ucxdt_tag_send_nbx");
+        return;
+    }
     if (p.path == "generic") {
         u.send(s.origin(), static_cast<size_t>(s.lay.count), dt, kDataTag);
         return;
@@ -428,6 +464,11 @@ void send_side(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &s
     u.send(stage.p, static_cast<size_t>(s.packed), ucp_dt_make_contig(1), kDataTag);
 }
 void recv_side(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
+    if (p.path == "pipeline") {
+        u.dwait(ucxdt_tag_recv_nbx(u.dw, s.origin(), s.lay.count, s.type, kDataTag, ~ucp_tag_t(0), nullptr),
+                "ucxdt_tag_recv_nbx");
+        return;
+    }
     if (p.path == "generic") {
         u.recv(s.origin(), static_cast<size_t>(s.lay.count), dt, kDataTag);
         return;
@@ -756,8 +797,8 @@ int main(int argc, char **argv) {
     if (p.recv_mem.empty()) p.recv_mem = p.send_mem;
     if (p.test != "tag_lat" && p.test != "tag_bw" && !local)
         die("-t %s: expected tag_lat, tag_bw, pack or unpack", p.test.c_str());
-    if (p.path != "generic" && p.path != "packsend")
-        die("-x %s: expected generic or packsend", p.path.c_str());
+    if (p.path != "generic" && p.path != "packsend" && p.path != "pipeline")
+        die("-x %s: expected generic, pipeline or packsend", p.path.c_str());
     if (p.iters < 1 || p.warmup < 0) die("-n must be >= 1 and -w >= 0");
     if (p.percentile < 0 || p.percentile > 100) die("-R must be in [0, 100]");
 
@@ -790,6 +831,7 @@ int main(int argc, char **argv) {
         Ucp u;
         u.init(fd);
         if (p.path == "generic") u.make_dts(snd.type, rcv.type);
+        if (p.path == "pipeline") u.make_pipeline();
         send_blob(fd, "ready"), recv_blob(fd);  // both endpoints exist before any data
         if (p.test == "tag_lat" && client) echo.init(p.send_spec, p.send_mem);
         if (p.test == "tag_bw") run_bw(u, fd, p, snd, rcv, client, r);

@@ -19,7 +19,8 @@ namespace {
 
 namespace L = ucxdt::layouts;
 namespace T = ucxdt::testing;
-using T::Buffer, T::check_received, T::packed, T::short_desc, T::Type;
+using T::Buffer, T::check_received, T::have_gpu, T::Mem, T::mem_name, T::packed, T::Placed,
+    T::short_desc, T::Type;
 
 constexpr auto kTimeout = std::chrono::seconds(60);
 
@@ -128,24 +129,27 @@ const char *status_name(int st) {
 // Sends `count` elements of `send` from w[0] and receives them as `recv` on w[1] (posted
 // before the send, or after it when `unexpected`); "" when both complete and the data is exact.
 std::string run_case(Pair &p, const L::TypeDescPtr &send, const L::TypeDescPtr &recv, int64_t count,
-                     uint64_t seed, bool unexpected = false) {
+                     uint64_t seed, bool unexpected = false, Mem smem = Mem::host, Mem rmem = Mem::host) {
     Type st(*send), rt(*recv);
     int64_t size = 0;
     ucxdt_type_size(st.h, &size);
     const int64_t total = size * count;
     Buffer src(*send, count, seed), dst(*recv, count, ~seed);
     const std::vector<std::byte> sent = packed(*send, src.ptr(), count, total), poison = dst.bytes;
+    Placed src_at(src, smem), dst_at(dst, rmem);
     ucxdt_status_ptr_t rreq = nullptr, sreq;
-    if (!unexpected) rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), count, rt.h, 42, ~0ull, nullptr);
-    sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), count, st.h, 42, nullptr);
+    if (!unexpected) rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), count, rt.h, 42, ~0ull, nullptr);
+    sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), count, st.h, 42, nullptr);
     if (unexpected) {
         for (int i = 0; i < 100; ++i) p.progress();
-        rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), count, rt.h, 42, ~0ull, nullptr);
+        rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), count, rt.h, 42, ~0ull, nullptr);
     }
     const int rs = p.wait(rreq), ss = p.wait(sreq);
-    const std::string where = "(" + std::to_string(total) + " bytes) ";
+    const std::string where = std::string(mem_name(smem)) + " to " + mem_name(rmem) + " (" +
+                              std::to_string(total) + " bytes) ";
     if (ss != UCXDT_OK) return where + "send: " + status_name(ss);
     if (rs != UCXDT_OK) return where + "receive: " + status_name(rs);
+    dst_at.fetch();
     const std::string bad = check_received(*recv, count, dst, poison, sent, total);
     return bad.empty() ? bad : where + bad;
 }
@@ -220,6 +224,31 @@ TEST_F(Rndv, RandomTypesIntoRelayout) {
         const int64_t count = 1 + static_cast<int64_t>(rng() % 3);
         EXPECT_EQ(run_case(shared_pair(), send, recv, count, 0x9000 + i, i % 4 == 0), "")
             << "type #" << i << " x " << count << ": " << short_desc(*send);
+    }
+}
+
+// ---- CUDA memory ----------------------------------------------------------------------------
+
+TEST_F(Rndv, GpuEveryRendezvousLayoutAndMixedMemory) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the rendezvous on GPU memory is untested here";
+    const std::pair<Mem, Mem> sides[] = {{Mem::cuda, Mem::cuda}, {Mem::cuda, Mem::host}, {Mem::host, Mem::cuda}};
+    for (const auto &[sm, rm] : sides)
+        for (int64_t n : {64, 40000})
+            for (bool sc : {true, false})
+                for (bool rc : {true, false})
+                    EXPECT_EQ(run_case(shared_pair(), doubles(n, sc), doubles(n, rc), 1, n + sc + rc, false, sm, rm), "")
+                        << n << " doubles, send " << (sc ? "contiguous" : "vector") << ", receive "
+                        << (rc ? "contiguous" : "vector");
+}
+
+TEST_F(Rndv, GpuApplicationLayouts) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the rendezvous on GPU memory is untested here";
+    for (size_t i = 0; i < app_layouts().size(); ++i) {
+        const L::Layout &l = app_layouts()[i];
+        T::Rng rng(0x5e7d0000 + i);
+        EXPECT_EQ(run_case(shared_pair(), l.type, T::relayout(*l.type, rng), l.count, 0x77 + i, false,
+                           Mem::cuda, Mem::cuda), "")
+            << l.name;
     }
 }
 

@@ -74,6 +74,12 @@ ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t typ
         const cuda::MemoryType m = cuda::memory_type(at(r->buffer, first_data_byte(*r->plan)), &dev);
         r->device = (m == cuda::MemoryType::DEVICE || m == cuda::MemoryType::MANAGED) ? dev : -1;
     }
+    // GPU layouts go through host staging: UCP 1.13's ucp_get_nbx selects RMA lanes for host
+    // memory only and otherwise emulates the GET with active messages whose handler reads the
+    // remote address with the CPU (seen: SIGSEGV in ucp_get_req_handler on device memory, two
+    // H200s). The GPU packs into pinned host slots and unpacks from them (zero copy).
+    if (r->device >= 0) r->contig = false;
+    r->stage_device = -1;
     return UCXDT_OK;
 }
 

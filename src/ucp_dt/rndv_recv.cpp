@@ -124,12 +124,12 @@ bool Worker::recv_advance(Request *r) {
     }
     StagingPool *pool = nullptr;
     if (!r->contig && r->local_slots.empty() && r->frags_done < r->nfrags) {
-        if (ucxdt_status_t st = this->pool(1, r->device, &pool)) return recv_finish(r, st), true;
+        if (ucxdt_status_t st = this->pool(1, r->stage_device, &pool)) return recv_finish(r, st), true;
         r->local_slots = pool->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
         if (r->local_slots.empty()) return false;  // staging exhausted: wait
         r->free_local = r->local_slots;
     }
-    if (!r->contig && this->pool(1, r->device, &pool)) return true;
+    if (!r->contig && this->pool(1, r->stage_device, &pool)) return true;
     while (r->next_get < r->nfrags && r->gets_in_flight < cfg.depth) {
         const int64_t k = r->next_get;
         if (!r->hdr.contig && r->remote_slots[k] < 0) break;   // not packed by the sender yet
@@ -159,7 +159,7 @@ void Worker::recv_on_get(Request *r, const Event &e) {
         r->status_pending = fail(UCXDT_ERR_UCX, std::string("ucp_get_nbx: ") + ucs_status_string(e.status));
     if (!r->status_pending && e.slot >= 0) {
         StagingPool *pool = nullptr;
-        ucxdt_status_t st = this->pool(1, r->device, &pool);
+        ucxdt_status_t st = this->pool(1, r->stage_device, &pool);
         if (!st) st = ucxdt_unpack_range(pool->slot(e.slot), e.frag * r->hdr.frag, frag_bytes(r, e.frag),
                                          r->buffer, r->count, r->type);
         if (st) r->status_pending = st;

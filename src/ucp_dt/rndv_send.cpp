@@ -79,7 +79,7 @@ void Worker::send_start(Request *r) {
         h.remote_addr = reinterpret_cast<uint64_t>(mp.address);
     } else {
         StagingPool *pool = nullptr;
-        if (ucxdt_status_t st = this->pool(0, r->device, &pool)) return complete(r, st);
+        if (ucxdt_status_t st = this->pool(0, r->stage_device, &pool)) return complete(r, st);
         r->slots = pool->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
         if (r->slots.empty()) {
             waiting.push_back(r);  // every slot is in use: try again after progress
@@ -114,7 +114,7 @@ void Worker::send_on_am(const AmHeader &h) {
     // ACK: the receiver has fetched fragment h.frag_index from slot h.slot.
     r->rreq_id = h.rreq_id;
     StagingPool *pool = nullptr;
-    if (ucxdt_status_t st = this->pool(0, r->device, &pool)) return complete(r, st);
+    if (ucxdt_status_t st = this->pool(0, r->stage_device, &pool)) return complete(r, st);
     if (r->next_pack >= r->nfrags) {
         r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), h.slot), r->slots.end());
         pool->give(h.slot);

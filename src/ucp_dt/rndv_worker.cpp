@@ -34,10 +34,10 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     if (r->memh) ucp_mem_unmap(ucp_context, r->memh), r->memh = nullptr;
     if (r->rkey) ucp_rkey_destroy(r->rkey), r->rkey = nullptr;
     StagingPool *p = nullptr;
-    if (!r->slots.empty() && pool(0, r->device, &p) == UCXDT_OK)
+    if (!r->slots.empty() && pool(0, r->stage_device, &p) == UCXDT_OK)
         for (int s : r->slots) p->give(s);
     r->slots.clear();
-    if (!r->local_slots.empty() && pool(1, r->device, &p) == UCXDT_OK)
+    if (!r->local_slots.empty() && pool(1, r->stage_device, &p) == UCXDT_OK)
         for (int s : r->local_slots) p->give(s);
     r->local_slots.clear();
     if (r->type) ucxdt_type_free(&r->type);

@@ -41,9 +41,10 @@ struct Request {
     int64_t count = 0;
     ucxdt_type_t type = UCXDT_TYPE_NULL;  // a dup, released at completion
     PlanPtr plan;
-    bool contig = false;
+    bool contig = false;  // the buffer is the packed stream, and UCP may GET to or from it
     int64_t packed = 0;   // send: bytes sent; receive: capacity, then bytes received
     int device = -1;      // GPU of the layout, -1 for host memory
+    int stage_device = -1;  // memory of the staging slots: host (-1); see prepare()
 
     // Send.
     Ep *ep = nullptr;

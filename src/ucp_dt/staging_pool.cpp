@@ -22,6 +22,13 @@ ucxdt_status_t StagingPool::create(ucp_context_h ctx, int device, int slots, int
             delete p;
             return fail(UCXDT_ERR_NO_MEMORY, "staging: cannot allocate " + std::to_string(bytes) + " bytes");
         }
+        // Page-locked when a GPU is present, so that GPU layouts pack into it with zero copy;
+        // without one (or if it fails) it stays pageable and GPU transfers stage through the
+        // synchronous path.
+        int gpus = 0;
+        if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0)
+            p->registered_ = cudaHostRegister(p->base_, static_cast<size_t>(bytes), cudaHostRegisterPortable) == cudaSuccess;
+        cudaGetLastError();
     } else {
         cuda::DeviceGuard guard(device);
         ucxdt_status_t st = guard.status();
@@ -57,6 +64,7 @@ StagingPool::~StagingPool() {
     if (memh_) ucp_mem_unmap(ctx_, memh_);
     if (!base_) return;
     if (device_ < 0) {
+        if (registered_) cudaHostUnregister(base_);
         std::free(base_);
     } else {
         cuda::DeviceGuard guard(device_);

@@ -38,6 +38,7 @@ private:
     int device_ = -1;
     int64_t slot_bytes_ = 0;
     char *base_ = nullptr;
+    bool registered_ = false;  // host memory page-locked with cudaHostRegister
     ucp_mem_h memh_ = nullptr;
     std::vector<char> rkey_;
     std::vector<int> free_;
