@@ -17,8 +17,12 @@
  * not. The receiver then GETs fragments (ucp_get_nbx): straight into its buffer when contiguous,
  * else into its own staging, unpacking each as it lands; a non-contiguous sender packs fragment k
  * into ring slot k mod depth, announces it, and reuses the slot when the receiver acknowledges
- * it. An ATS completes the sender. UCP picks the transport for the GETs: cuda_ipc between GPUs
- * of one node, rc with GPUDirect RDMA, or host memory and cuda_copy.
+ * it. An ATS completes the sender. UCP picks the transport for the GETs.
+ *
+ * GPU layouts (device or managed memory) are never exposed to RMA in this version: UCP 1.13
+ * GETs device memory only through emulation that reads it with the CPU. They are packed by
+ * the GPU into page-locked host staging (zero copy) and unpacked from it, so a transfer between
+ * GPUs moves at host-staging speed; a peer-to-peer path (CUDA IPC) is the next step.
  *
  * Requirements: the UCP context needs UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA, and
  * both processes must create a ucxdt endpoint to each other before a rendezvous between them
