@@ -2,6 +2,7 @@
 #include "address.hpp"
 #include "api_util.hpp"
 #include "checked.hpp"
+#include "env.hpp"
 #include "rndv_worker.hpp"
 #include "uct_cuda/memory_type.hpp"
 
@@ -22,14 +23,6 @@ ucxdt_status_t send_tagged(Request *r);
 }
 
 namespace {
-
-int64_t env_int(const char *name, int64_t fallback) {
-    const char *s = std::getenv(name);
-    if (!s || !*s) return fallback;
-    char *end = nullptr;
-    const long long v = std::strtoll(s, &end, 10);
-    return *end ? fallback : v;
-}
 
 ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *, size_t,
                         const ucp_am_recv_param_t *param) {
@@ -109,10 +102,10 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         if (!(params->field_mask & UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT) || !params->ucp_context)
             return fail(UCXDT_ERR_INVALID_PARAM, "params->ucp_context is required");
         Config c;
-        c.eager = env_int("UCXDT_EAGER_THRESHOLD", c.eager);
-        c.frag = env_int("UCXDT_FRAG_SIZE", c.frag);
-        c.depth = static_cast<int>(env_int("UCXDT_PIPELINE_DEPTH", c.depth));
-        c.slots = static_cast<int>(env_int("UCXDT_STAGING_SLOTS", c.slots));
+        c.eager = env_integer("UCXDT_EAGER_THRESHOLD", c.eager);
+        c.frag = env_integer("UCXDT_FRAG_SIZE", c.frag);
+        c.depth = static_cast<int>(env_integer("UCXDT_PIPELINE_DEPTH", c.depth));
+        c.slots = static_cast<int>(env_integer("UCXDT_STAGING_SLOTS", c.slots));
         const uint64_t m = params->field_mask;
         if (m & UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD) c.eager = params->eager_threshold;
         if (m & UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE) c.frag = params->frag_size;

@@ -1,5 +1,7 @@
 #include "device_cache.hpp"
 
+#include "ucp_dt/env.hpp"
+
 #include <cstdlib>
 #include <list>
 #include <mutex>
@@ -9,11 +11,7 @@ namespace ucxdt::cuda {
 namespace {
 
 int64_t cache_limit() {
-    static const int64_t bytes = [] {
-        const char *env = std::getenv("UCXDT_GPU_PLAN_CACHE_MB");
-        const long mb = env ? std::strtol(env, nullptr, 10) : 256;
-        return static_cast<int64_t>(mb >= 0 ? mb : 256) << 20;
-    }();
+    static const int64_t bytes = env_integer("UCXDT_GPU_PLAN_CACHE_MB", 256, 0, INT64_MAX >> 20) << 20;
     return bytes;
 }
 

@@ -1,6 +1,7 @@
 #include "pinned_ring.hpp"
 
 #include "cuda_check.hpp"
+#include "ucp_dt/env.hpp"
 #include "ucp_dt/error.hpp"
 
 #include <cstdlib>
@@ -10,14 +11,6 @@
 namespace ucxdt::cuda {
 
 namespace {
-
-long env_long(const char *name, long fallback, long lo, long hi) {
-    const char *s = std::getenv(name);
-    if (!s || !*s) return fallback;
-    char *end = nullptr;
-    const long v = std::strtol(s, &end, 10);
-    return (*end || v < lo || v > hi) ? fallback : v;
-}
 
 struct Pool {
     std::mutex mutex;
@@ -68,17 +61,17 @@ ucxdt_status_t make(int device, PinnedRing **out) {
 }  // namespace
 
 int64_t ring_slot_bytes() {
-    static const int64_t v = env_long("UCXDT_RING_SLOT_KB", 256, 4, 1 << 20) << 10;
+    static const int64_t v = env_integer("UCXDT_RING_SLOT_KB", 256, 4, 1 << 20) << 10;
     return v;
 }
 
 int ring_depth() {
-    static const int v = static_cast<int>(env_long("UCXDT_RING_DEPTH", 4, 1, 64));
+    static const int v = static_cast<int>(env_integer("UCXDT_RING_DEPTH", 4, 1, 64));
     return v;
 }
 
 int rings_per_device() {
-    static const int v = static_cast<int>(env_long("UCXDT_RINGS_PER_DEVICE", 64, 1, 4096));
+    static const int v = static_cast<int>(env_integer("UCXDT_RINGS_PER_DEVICE", 64, 1, 4096));
     return v;
 }
 

@@ -3,6 +3,7 @@
 #include "resources.hpp"
 
 #include "cuda_check.hpp"
+#include "ucp_dt/env.hpp"
 
 #include <cstdlib>
 #include <memory>
@@ -31,11 +32,7 @@ DeviceResources &resources(int device) {
 }  // namespace
 
 int64_t staging_bytes() {
-    static const int64_t bytes = [] {
-        const char *env = std::getenv("UCXDT_STAGING_MB");
-        const long mb = env ? std::strtol(env, nullptr, 10) : 32;
-        return static_cast<int64_t>(mb > 0 ? mb : 32) << 20;
-    }();
+    static const int64_t bytes = env_integer("UCXDT_STAGING_MB", 32, 1, INT64_MAX >> 20) << 20;
     return bytes;
 }
 
