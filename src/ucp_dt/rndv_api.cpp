@@ -1,10 +1,9 @@
 // The C entry points of include/ucxdt/ucxdt_ucp.h.
-#include "address.hpp"
 #include "api_util.hpp"
 #include "checked.hpp"
 #include "env.hpp"
 #include "rndv_worker.hpp"
-#include "uct_cuda/memory_type.hpp"
+#include "transfer.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -61,19 +60,16 @@ ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t typ
     r->buffer = static_cast<char *>(buffer);
     r->count = count;
     r->packed = r->plan->packed_size;
-    r->contig = r->plan->cls == UCXDT_PLAN_CONTIGUOUS;
-    if (r->packed > 0) {
-        int dev = -1;
-        const cuda::MemoryType m = cuda::memory_type(at(r->buffer, first_data_byte(*r->plan)), &dev);
-        r->device = (m == cuda::MemoryType::DEVICE || m == cuda::MemoryType::MANAGED) ? dev : -1;
-    }
     // GPU layouts go through host staging: UCP 1.13's ucp_get_nbx selects RMA lanes for host
     // memory only and otherwise emulates the GET with active messages whose handler reads the
     // remote address with the CPU (seen: SIGSEGV in ucp_get_req_handler on device memory, two
     // H200s). The GPU packs into pinned host slots and unpacks from them (zero copy).
-    if (r->device >= 0) r->contig = false;
-    r->stage_device = -1;
+    r->contig = r->plan->cls == UCXDT_PLAN_CONTIGUOUS && layout_gpu(*r->plan, r->buffer) < 0;
     return UCXDT_OK;
+}
+
+ucxdt_status_ptr_t error_ptr(ucxdt_status_t st) {
+    return reinterpret_cast<ucxdt_status_ptr_t>(static_cast<intptr_t>(st));
 }
 
 // The request as the nbx call returns it: NULL when it already completed successfully, an error
@@ -81,13 +77,9 @@ ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t typ
 ucxdt_status_ptr_t hand_out(Worker *w, Request *r) {
     if (r->status == UCXDT_INPROGRESS) return r;
     w->completed.erase(std::remove(w->completed.begin(), w->completed.end(), r), w->completed.end());
-    const int st = r->status;
+    const auto st = static_cast<ucxdt_status_t>(r->status);
     w->release(r);
-    return st == UCXDT_OK ? nullptr : reinterpret_cast<ucxdt_status_ptr_t>(static_cast<intptr_t>(st));
-}
-
-ucxdt_status_ptr_t error_ptr(ucxdt_status_t st) {
-    return reinterpret_cast<ucxdt_status_ptr_t>(static_cast<intptr_t>(st));
+    return st == UCXDT_OK ? nullptr : error_ptr(st);
 }
 
 }  // namespace

@@ -31,10 +31,6 @@ void got(void *request, ucs_status_t status, void *user_data) {
     if (request) ucp_request_free(request);
 }
 
-int64_t frag_bytes(const Request *r, int64_t k) {
-    return std::min(r->hdr.frag, r->hdr.packed - k * r->hdr.frag);
-}
-
 // Whether the sent signature (of hdr.packed bytes) equals that of the receive type's first
 // hdr.packed bytes: only whole elements can be compared through the signature hash.
 ucxdt_status_t check_signature(const Request *r, const TagHeader &h) {
@@ -122,21 +118,19 @@ bool Worker::recv_advance(Request *r) {
             return true;
         }
     }
-    StagingPool *pool = nullptr;
-    if (!r->contig && r->local_slots.empty() && r->frags_done < r->nfrags) {
-        if (ucxdt_status_t st = this->pool(1, r->stage_device, &pool)) return recv_finish(r, st), true;
-        r->local_slots = pool->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
-        if (r->local_slots.empty()) return false;  // staging exhausted: wait
-        r->free_local = r->local_slots;
+    if (!r->contig && r->slots.empty() && r->frags_done < r->nfrags) {
+        if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))
+            return recv_finish(r, st), true;
+        if (r->slots.empty()) return false;  // staging exhausted: wait
+        r->free_slots = r->slots;
     }
-    if (!r->contig && this->pool(1, r->stage_device, &pool)) return true;
     while (r->next_get < r->nfrags && r->gets_in_flight < cfg.depth) {
         const int64_t k = r->next_get;
         if (!r->hdr.contig && r->remote_slots[k] < 0) break;   // not packed by the sender yet
-        if (!r->contig && r->free_local.empty()) break;
-        const int slot = r->contig ? -1 : r->free_local.back();
-        if (!r->contig) r->free_local.pop_back();
-        char *local = r->contig ? at(r->buffer, r->plan->base + k * r->hdr.frag) : pool->slot(slot);
+        if (!r->contig && r->free_slots.empty()) break;
+        const int slot = r->contig ? -1 : r->free_slots.back();
+        if (!r->contig) r->free_slots.pop_back();
+        char *local = r->contig ? at(r->buffer, r->plan->base + k * r->hdr.frag) : r->pool->slot(slot);
         const uint64_t remote = r->hdr.contig ? r->hdr.remote_addr + k * r->hdr.frag
                                               : r->hdr.remote_addr + r->remote_slots[k] * r->hdr.frag;
         auto *g = new GetCtx{r, k, slot};
@@ -144,7 +138,7 @@ bool Worker::recv_advance(Request *r) {
         p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
         p.cb.send = got;
         p.user_data = g;
-        ucs_status_ptr_t s = ucp_get_nbx(r->peer, local, static_cast<size_t>(frag_bytes(r, k)),
+        ucs_status_ptr_t s = ucp_get_nbx(r->peer, local, static_cast<size_t>(r->frag_bytes(k)),
                                          remote, r->rkey, &p);
         ++r->next_get, ++r->gets_in_flight;
         if (s == nullptr) got(nullptr, UCS_OK, g);
@@ -157,14 +151,11 @@ void Worker::recv_on_get(Request *r, const Event &e) {
     --r->gets_in_flight;
     if (e.status != UCS_OK && !r->status_pending)
         r->status_pending = fail(UCXDT_ERR_UCX, std::string("ucp_get_nbx: ") + ucs_status_string(e.status));
-    if (!r->status_pending && e.slot >= 0) {
-        StagingPool *pool = nullptr;
-        ucxdt_status_t st = this->pool(1, r->stage_device, &pool);
-        if (!st) st = ucxdt_unpack_range(pool->slot(e.slot), e.frag * r->hdr.frag, frag_bytes(r, e.frag),
-                                         r->buffer, r->count, r->type);
-        if (st) r->status_pending = st;
-    }
-    if (e.slot >= 0) r->free_local.push_back(e.slot);
+    if (!r->status_pending && e.slot >= 0)
+        if (ucxdt_status_t st = ucxdt_unpack_range(r->pool->slot(e.slot), e.frag * r->hdr.frag,
+                                                   r->frag_bytes(e.frag), r->buffer, r->count, r->type))
+            r->status_pending = st;
+    if (e.slot >= 0) r->free_slots.push_back(e.slot);
     if (!r->status_pending && !r->hdr.contig) {
         AmHeader ack{};
         ack.kind = AmKind::ack;

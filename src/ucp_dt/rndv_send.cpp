@@ -44,13 +44,9 @@ ucxdt_status_t send_tagged(Request *r) {
 
 namespace {
 
-int64_t frag_bytes(const Request *r, int64_t k) {
-    return std::min(r->hdr.frag, r->packed - k * r->hdr.frag);
-}
-
-ucxdt_status_t pack_frag(Request *r, StagingPool *pool, int64_t k, int slot) {
-    return ucxdt_pack_range(r->buffer, r->count, r->type, k * r->hdr.frag, pool->slot(slot),
-                            frag_bytes(r, k));
+ucxdt_status_t pack_frag(Request *r, int64_t k, int slot) {
+    return ucxdt_pack_range(r->buffer, r->count, r->type, k * r->hdr.frag, r->pool->slot(slot),
+                            r->frag_bytes(k));
 }
 
 }  // namespace
@@ -78,22 +74,21 @@ void Worker::send_start(Request *r) {
         h.contig = 1;
         h.remote_addr = reinterpret_cast<uint64_t>(mp.address);
     } else {
-        StagingPool *pool = nullptr;
-        if (ucxdt_status_t st = this->pool(0, r->stage_device, &pool)) return complete(r, st);
-        r->slots = pool->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
+        if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))
+            return complete(r, st);
         if (r->slots.empty()) {
             waiting.push_back(r);  // every slot is in use: try again after progress
             return;
         }
         for (size_t i = 0; i < r->slots.size(); ++i) {
-            if (ucxdt_status_t st = pack_frag(r, pool, static_cast<int64_t>(i), r->slots[i]))
+            if (ucxdt_status_t st = pack_frag(r, static_cast<int64_t>(i), r->slots[i]))
                 return complete(r, st);
             initial.push_back(r->slots[i]);
         }
         r->next_pack = static_cast<int64_t>(r->slots.size());
-        rkey = pool->rkey();
+        rkey = r->pool->rkey();
         h.contig = 0;
-        h.remote_addr = reinterpret_cast<uint64_t>(pool->base());
+        h.remote_addr = reinterpret_cast<uint64_t>(r->pool->base());
     }
     h.initial = static_cast<int32_t>(initial.size());
     h.rkey_len = static_cast<uint32_t>(rkey.size());
@@ -113,15 +108,13 @@ void Worker::send_on_am(const AmHeader &h) {
     if (h.kind == AmKind::ats) return complete(r, static_cast<ucxdt_status_t>(h.status));
     // ACK: the receiver has fetched fragment h.frag_index from slot h.slot.
     r->rreq_id = h.rreq_id;
-    StagingPool *pool = nullptr;
-    if (ucxdt_status_t st = this->pool(0, r->stage_device, &pool)) return complete(r, st);
     if (r->next_pack >= r->nfrags) {
         r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), h.slot), r->slots.end());
-        pool->give(h.slot);
+        r->pool->give(h.slot);
         return;
     }
     const int64_t k = r->next_pack++;
-    if (ucxdt_status_t st = pack_frag(r, pool, k, h.slot)) return complete(r, st);
+    if (ucxdt_status_t st = pack_frag(r, k, h.slot)) return complete(r, st);
     AmHeader ready{};
     ready.kind = AmKind::ready;
     ready.sreq_id = r->id;

@@ -6,15 +6,15 @@
 
 namespace ucxdt::rndv {
 
-ucxdt_status_t Worker::pool(int role, int device, StagingPool **out) {
-    auto &p = pools[{role, device}];
+ucxdt_status_t Worker::take_slots(Request *r, int want) {
+    auto &p = pools[r->is_send ? 0 : 1];
     if (!p) {
         StagingPool *made = nullptr;
-        if (ucxdt_status_t st = StagingPool::create(ucp_context, device, cfg.slots, cfg.frag, &made))
-            return st;
+        if (ucxdt_status_t st = StagingPool::create(ucp_context, cfg.slots, cfg.frag, &made)) return st;
         p.reset(made);
     }
-    *out = p.get();
+    r->pool = p.get();
+    r->slots = p->take(want);
     return UCXDT_OK;
 }
 
@@ -33,13 +33,9 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     r->status = status;
     if (r->memh) ucp_mem_unmap(ucp_context, r->memh), r->memh = nullptr;
     if (r->rkey) ucp_rkey_destroy(r->rkey), r->rkey = nullptr;
-    StagingPool *p = nullptr;
-    if (!r->slots.empty() && pool(0, r->stage_device, &p) == UCXDT_OK)
-        for (int s : r->slots) p->give(s);
+    for (int s : r->slots) r->pool->give(s);
     r->slots.clear();
-    if (!r->local_slots.empty() && pool(1, r->stage_device, &p) == UCXDT_OK)
-        for (int s : r->local_slots) p->give(s);
-    r->local_slots.clear();
+    r->free_slots.clear();
     if (r->type) ucxdt_type_free(&r->type);
     r->msg.clear(), r->msg.shrink_to_fit();
     r->bounce.clear(), r->bounce.shrink_to_fit();

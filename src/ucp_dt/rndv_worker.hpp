@@ -9,8 +9,8 @@
 
 #include <ucxdt/ucxdt_ucp.h>
 
+#include <algorithm>
 #include <deque>
-#include <map>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -43,18 +43,17 @@ struct Request {
     PlanPtr plan;
     bool contig = false;  // the buffer is the packed stream, and UCP may GET to or from it
     int64_t packed = 0;   // send: bytes sent; receive: capacity, then bytes received
-    int device = -1;      // GPU of the layout, -1 for host memory
-    int stage_device = -1;  // memory of the staging slots: host (-1); see prepare()
+    StagingPool *pool = nullptr;  // the worker's pool of this request's role, once slots are held
+    std::vector<int> slots;       // staging slots held (send: filled or being refilled)
+    int64_t nfrags = 0;           // fragments of the rendezvous (both sides)
 
     // Send.
     Ep *ep = nullptr;
     ucp_tag_t tag = 0;
     std::vector<char> msg;                 // the tagged message while UCP sends it
     ucp_mem_h memh = nullptr;              // contiguous rendezvous: the user's buffer
-    std::vector<int> slots;                // non-contiguous rendezvous: staging slots held
     int64_t next_pack = 0;                 // next fragment to pack
     uint64_t rreq_id = 0;                  // the receiver's request, from its first ACK
-    int64_t nfrags = 0;                    // fragments of the rendezvous (both sides)
 
     // Receive.
     ucp_tag_t tag_mask = 0, sender_tag = 0;
@@ -66,11 +65,13 @@ struct Request {
     ucp_ep_h peer = nullptr;
     ucp_rkey_h rkey = nullptr;
     std::vector<char> rkey_buf;            // the sender's packed rkey
-    std::vector<int> local_slots;          // local staging slots held
-    std::vector<int> free_local;           // those of them not under a GET
+    std::vector<int> free_slots;           // held slots not under a GET
     int64_t next_get = 0, gets_in_flight = 0, frags_done = 0;
     bool matched = false;
     ucxdt_status_t status_pending = UCXDT_OK;  // the end is decided; waiting for GETs in flight
+
+    /// Bytes of fragment k (hdr.packed is the message size on both sides).
+    int64_t frag_bytes(int64_t k) const { return std::min(hdr.frag, hdr.packed - k * hdr.frag); }
 };
 
 /// Events from UCP callbacks, handled in ucxdt_worker_progress.
@@ -102,11 +103,12 @@ struct Worker {
     std::deque<Event> events;
     std::deque<Request *> waiting;                        // for staging or for a HELLO
     std::vector<Request *> completed;                     // callbacks to call
-    // Staging per (role, device); role 0 sends, 1 receives, so that a receive never waits
-    // for slots held by sends that themselves wait for receives.
-    std::map<std::pair<int, int>, std::unique_ptr<StagingPool>> pools;
+    // Host staging per role, made on first use: sends and receives apart, so that a receive
+    // never waits for slots held by sends that themselves wait for receives.
+    std::unique_ptr<StagingPool> pools[2];
 
-    ucxdt_status_t pool(int role, int device, StagingPool **out);
+    /// Takes up to `want` slots of the pool of r's role into r->slots; false when none is free.
+    ucxdt_status_t take_slots(Request *r, int want);
     Request *new_request(bool is_send, const ucxdt_request_param_t *param);
     /// Final status: releases the request's resources; the callback runs from progress.
     void complete(Request *r, ucxdt_status_t status);

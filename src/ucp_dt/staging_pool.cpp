@@ -1,50 +1,38 @@
 #include "staging_pool.hpp"
 
 #include "error.hpp"
-#include "uct_cuda/cuda_check.hpp"
+
+#include <cuda_runtime_api.h>
 
 #include <cstdlib>
 #include <new>
+#include <string>
 
 namespace ucxdt::rndv {
 
-ucxdt_status_t StagingPool::create(ucp_context_h ctx, int device, int slots, int64_t slot_bytes,
-                                   StagingPool **out) {
+ucxdt_status_t StagingPool::create(ucp_context_h ctx, int slots, int64_t slot_bytes, StagingPool **out) {
     auto *p = new (std::nothrow) StagingPool;
     if (!p) return fail(UCXDT_ERR_NO_MEMORY, "allocation failed");
     p->ctx_ = ctx;
-    p->device_ = device;
     p->slot_bytes_ = slot_bytes;
     const int64_t bytes = slot_bytes * slots;
-    if (device < 0) {
-        p->base_ = static_cast<char *>(std::aligned_alloc(4096, static_cast<size_t>(bytes)));
-        if (!p->base_) {
-            delete p;
-            return fail(UCXDT_ERR_NO_MEMORY, "staging: cannot allocate " + std::to_string(bytes) + " bytes");
-        }
-        // Page-locked when a GPU is present, so that GPU layouts pack into it with zero copy;
-        // without one (or if it fails) it stays pageable and GPU transfers stage through the
-        // synchronous path.
-        int gpus = 0;
-        if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0)
-            p->registered_ = cudaHostRegister(p->base_, static_cast<size_t>(bytes), cudaHostRegisterPortable) == cudaSuccess;
-        cudaGetLastError();
-    } else {
-        cuda::DeviceGuard guard(device);
-        ucxdt_status_t st = guard.status();
-        if (!st) st = cuda::check(cudaMalloc(reinterpret_cast<void **>(&p->base_), static_cast<size_t>(bytes)), "cudaMalloc (staging)");
-        if (st) {
-            p->base_ = nullptr;
-            delete p;
-            return st;
-        }
+    p->base_ = static_cast<char *>(std::aligned_alloc(4096, static_cast<size_t>(bytes)));
+    if (!p->base_) {
+        delete p;
+        return fail(UCXDT_ERR_NO_MEMORY, "staging: cannot allocate " + std::to_string(bytes) + " bytes");
     }
+    // Without a GPU (or if it fails) the region stays pageable, and GPU layouts stage through
+    // the synchronous path.
+    int gpus = 0;
+    if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0)
+        p->registered_ = cudaHostRegister(p->base_, static_cast<size_t>(bytes), cudaHostRegisterPortable) == cudaSuccess;
+    cudaGetLastError();
     ucp_mem_map_params_t mp{};
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                     UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
     mp.address = p->base_;
     mp.length = static_cast<size_t>(bytes);
-    mp.memory_type = device < 0 ? UCS_MEMORY_TYPE_HOST : UCS_MEMORY_TYPE_CUDA;
+    mp.memory_type = UCS_MEMORY_TYPE_HOST;
     ucs_status_t us = ucp_mem_map(ctx, &mp, &p->memh_);
     void *rkey = nullptr;
     size_t rkey_len = 0;
@@ -62,14 +50,8 @@ ucxdt_status_t StagingPool::create(ucp_context_h ctx, int device, int slots, int
 
 StagingPool::~StagingPool() {
     if (memh_) ucp_mem_unmap(ctx_, memh_);
-    if (!base_) return;
-    if (device_ < 0) {
-        if (registered_) cudaHostUnregister(base_);
-        std::free(base_);
-    } else {
-        cuda::DeviceGuard guard(device_);
-        cudaFree(base_);
-    }
+    if (registered_) cudaHostUnregister(base_);
+    std::free(base_);
 }
 
 std::vector<int> StagingPool::take(int want) {

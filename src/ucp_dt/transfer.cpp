@@ -16,7 +16,6 @@ namespace {
 
 using cuda::MemoryType;
 
-bool on_gpu(MemoryType m) { return m == MemoryType::DEVICE || m == MemoryType::MANAGED; }
 bool gpu_accessible(MemoryType m) { return m != MemoryType::HOST; }
 
 // Pageable packed buffer, layout on the GPU: the kernel packs chunks into device staging and
@@ -75,6 +74,12 @@ ucxdt_status_t via_host_staging(const Plan &p, char *layout, char *packed, int64
 
 }  // namespace
 
+int layout_gpu(const Plan &p, const void *buf) {
+    if (p.packed_size == 0) return -1;  // no data byte to look at
+    int device = -1;
+    return cuda::is_gpu(cuda::memory_type(at(buf, first_data_byte(p)), &device)) ? device : -1;
+}
+
 ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
                         bool pack, const cudaStream_t *stream) {
     if (length == 0) return UCXDT_OK;
@@ -83,7 +88,7 @@ ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offse
     int dev_l = -1, dev_p = -1;
     const MemoryType ml = cuda::memory_type(at(layout, first_data_byte(p)), &dev_l);
     const MemoryType mp = cuda::memory_type(packed, &dev_p);
-    if (!stream && !on_gpu(ml) && !on_gpu(mp)) {
+    if (!stream && !cuda::is_gpu(ml) && !cuda::is_gpu(mp)) {
         if (pack) cpu::pack(p, layout, offset, length, packed);
         else cpu::unpack(p, layout, offset, length, packed);
         return UCXDT_OK;
@@ -93,7 +98,7 @@ ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offse
                     std::string(gpu_accessible(ml) ? "the packed buffer" : "the layout buffer") +
                         " is pageable host memory, which stream-ordered calls cannot use "
                         "(register it with cudaHostRegister, or use the synchronous call)");
-    int device = on_gpu(ml) ? dev_l : on_gpu(mp) ? dev_p : -1;
+    int device = cuda::is_gpu(ml) ? dev_l : cuda::is_gpu(mp) ? dev_p : -1;
     if (device < 0)
         if (ucxdt_status_t st = cuda::check(cudaGetDevice(&device), "cudaGetDevice")) return st;
     cuda::DeviceGuard guard(device);

@@ -9,6 +9,11 @@
 
 namespace ucxdt {
 
+/// The GPU holding the layout side of (buf, p), or -1 when it is not device or managed
+/// memory. Told by the layout's first data byte: the buffer pointer may be NULL with absolute
+/// displacements (MPI_BOTTOM), and the plan's origin need not be in memory.
+int layout_gpu(const Plan &p, const void *buf);
+
 /// Moves packed bytes [offset, offset + length) of (layout, p) to or from `packed` (pack:
 /// layout -> packed) and returns when they are in place. When stream is non-null, enqueues
 /// the work on *stream instead, without host synchronization; both buffers must then be

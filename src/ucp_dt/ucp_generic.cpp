@@ -1,11 +1,10 @@
 // ucxdt types as UCP generic datatypes (include/ucxdt/ucp.h): the ucp_generic_dt_ops_t
 // callbacks serve each fragment UCP asks for with a byte range of the packed stream, for GPU
 // layouts through a pinned ring that the GPU fills ahead of UCP (ring_stream.hpp).
-#include "address.hpp"
 #include "api_util.hpp"
 #include "checked.hpp"
 #include "ring_stream.hpp"
-#include "uct_cuda/memory_type.hpp"
+#include "transfer.hpp"
 
 #include <ucxdt/ucp.h>
 
@@ -54,10 +53,8 @@ void start_ring(RequestState *s, bool pack) {
         PlanPtr plan;
         if (ucxdt_status_t st = resolve(s->type, "type", &t)) return st;
         if (ucxdt_status_t st = get_plan(*t, s->count, &plan)) return st;
-        int device = -1;
-        const cuda::MemoryType m =
-            cuda::memory_type(at(static_cast<char *>(s->buffer), first_data_byte(*plan)), &device);
-        if (m != cuda::MemoryType::DEVICE && m != cuda::MemoryType::MANAGED) return UCXDT_OK;
+        const int device = layout_gpu(*plan, s->buffer);
+        if (device < 0) return UCXDT_OK;
         return RingStream::start(std::move(plan), static_cast<char *>(s->buffer), pack, device,
                                  &s->ring);
     });

@@ -14,6 +14,9 @@ enum class MemoryType {
 /// Thread-safe. Costs one driver call when a GPU is present, none otherwise.
 MemoryType memory_type(const void *ptr, int *device = nullptr);
 
+/// Device or managed memory: what the GPU engine packs.
+inline bool is_gpu(MemoryType m) { return m == MemoryType::DEVICE || m == MemoryType::MANAGED; }
+
 /// Whether the CPU may dereference `ptr` (every type but DEVICE).
 inline bool is_host_accessible(const void *ptr) { return memory_type(ptr) != MemoryType::DEVICE; }
 
