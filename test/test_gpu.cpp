@@ -14,6 +14,7 @@
 // entries of their own because the engine reads them once per process.
 #include "layouts/app_layouts.hpp"
 #include "layouts/typemap_walk.hpp"
+#include "support/layout_names.hpp"
 #include "support/random_desc.hpp"
 
 #include <ucxdt/ucxdt.h>
@@ -658,10 +659,7 @@ INSTANTIATE_TEST_SUITE_P(Shard, GpuRandom, ::testing::Range(0, kShards));
 
 // ---- Application layouts ------------------------------------------------------------------
 
-const std::vector<L::Layout> &app_layouts() {
-    static const std::vector<L::Layout> v = L::application_layouts();
-    return v;
-}
+using ucxdt::testing::app_layouts;
 
 class GpuLayouts : public OnGpu<::testing::TestWithParam<size_t>> {};
 
@@ -688,10 +686,7 @@ TEST_P(GpuLayouts, PackUnpackRangesOnDevice) {
 }
 
 std::string layout_name(const ::testing::TestParamInfo<size_t> &info) {
-    std::string s = std::to_string(info.param) + "_" + app_layouts()[info.param].name;
-    for (char &ch : s)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-    return s;
+    return ucxdt::testing::param_name(info.param, app_layouts()[info.param].name);
 }
 
 INSTANTIATE_TEST_SUITE_P(App, GpuLayouts, ::testing::Range<size_t>(0, app_layouts().size()),

@@ -5,6 +5,7 @@
 #include "layouts/app_layouts.hpp"
 #include "layouts/registry.hpp"
 #include "layouts/typemap_walk.hpp"
+#include "support/layout_names.hpp"
 
 #include <ucxdt/ucxdt.hpp>
 
@@ -224,10 +225,7 @@ TEST_P(LayoutTest, RangesInRandomOrder) {
 }
 
 std::string layout_test_name(const ::testing::TestParamInfo<size_t> &info) {
-    std::string s = std::to_string(info.param) + "_" + checked_layouts()[info.param].name;
-    for (char &c : s)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    return s;
+    return ucxdt::testing::param_name(info.param, checked_layouts()[info.param].name);
 }
 
 INSTANTIATE_TEST_SUITE_P(App, LayoutTest, ::testing::Range<size_t>(0, all_layouts().size()),

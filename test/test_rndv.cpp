@@ -4,6 +4,7 @@
 // layouts and random types received into relayouts, signature mismatch, truncation, cancel,
 // and a thousand outstanding sends each way through a small staging pool.
 #include "support/layout_buffer.hpp"
+#include "support/ucp_pair.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
 
@@ -19,7 +20,7 @@ namespace {
 
 namespace L = ucxdt::layouts;
 namespace T = ucxdt::testing;
-using T::Buffer, T::check_received, T::have_gpu, T::Mem, T::mem_name, T::packed, T::Placed,
+using T::app_layouts, T::Buffer, T::check_received, T::have_gpu, T::Mem, T::mem_name, T::packed, T::Placed,
     T::short_desc, T::Type;
 
 constexpr auto kTimeout = std::chrono::seconds(60);
@@ -29,44 +30,24 @@ struct Config {
     int depth = 2, slots = 8;
 };
 
-// One UCP context, two workers connected both ways, a ucxdt worker and endpoint on each.
+// Two connected UCP workers (support/ucp_pair.hpp) with a ucxdt worker and endpoint on each.
 class Pair {
 public:
-    ucp_context_h ctx = nullptr;
-    ucp_worker_h uw[2] = {};
-    ucp_ep_h uep[2] = {};
+    T::UcpPair ucp;
     ucxdt_worker_h w[2] = {};
     ucxdt_ep_h ep[2] = {};  // ep[i]: from w[i] to the other worker
     std::string error;
 
     explicit Pair(const Config &c) { error = setup(c); }
     std::string setup(const Config &c) {
-        ucp_params_t p{};
-        p.field_mask = UCP_PARAM_FIELD_FEATURES;
-        p.features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA;
-        if (ucp_init(&p, nullptr, &ctx) != UCS_OK) return "ucp_init";
-        for (auto &x : uw) {
-            ucp_worker_params_t wp{};
-            if (ucp_worker_create(ctx, &wp, &x) != UCS_OK) return "ucp_worker_create";
-        }
-        for (int i = 0; i < 2; ++i) {
-            ucp_address_t *a = nullptr;
-            size_t len = 0;
-            if (ucp_worker_get_address(uw[1 - i], &a, &len) != UCS_OK) return "address";
-            ucp_ep_params_t ep_params{};
-            ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-            ep_params.address = a;
-            const ucs_status_t st = ucp_ep_create(uw[i], &ep_params, &uep[i]);
-            ucp_worker_release_address(uw[1 - i], a);
-            if (st != UCS_OK) return "ucp_ep_create";
-        }
+        if (std::string e = ucp.open(UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA); !e.empty()) return e;
         for (int i = 0; i < 2; ++i) {
             ucxdt_worker_params_t wp{};
             wp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT |
                             UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD | UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE |
                             UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH | UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS;
-            wp.ucp_worker = uw[i];
-            wp.ucp_context = ctx;
+            wp.ucp_worker = ucp.w[i];
+            wp.ucp_context = ucp.ctx;
             wp.eager_threshold = c.eager;
             wp.frag_size = c.frag;
             wp.depth = c.depth;
@@ -77,30 +58,17 @@ public:
         for (int i = 0; i < 2; ++i) {
             ucxdt_ep_params_t ep_params{};
             ep_params.field_mask = UCXDT_EP_PARAM_FIELD_UCP_EP;
-            ep_params.ucp_ep = uep[i];
+            ep_params.ucp_ep = ucp.ep[i];
             if (ucxdt_ep_create(w[i], &ep_params, &ep[i]) != UCXDT_OK)
                 return std::string("ucxdt_ep_create: ") + ucxdt_last_error();
         }
         return "";
     }
-    ~Pair() {
+    ~Pair() {  // before ucp's own destructor closes the UCP endpoints
         for (auto e : ep)
             if (e) ucxdt_ep_destroy(e);
         for (auto x : w)
             if (x) ucxdt_worker_destroy(x);
-        for (int i = 0; i < 2; ++i) {
-            if (!uep[i]) continue;
-            ucp_request_param_t p{};
-            p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-            void *r = ucp_ep_close_nbx(uep[i], &p);
-            while (r && !UCS_PTR_IS_ERR(r) && ucp_request_check_status(r) == UCS_INPROGRESS)
-                ucp_worker_progress(uw[i]);
-            if (r && !UCS_PTR_IS_ERR(r)) ucp_request_free(r);
-        }
-        for (auto x : uw)
-            if (x) ucp_worker_destroy(x);
-        if (ctx) ucp_cleanup(ctx);
     }
     void progress() {
         ucxdt_worker_progress(w[0]);
@@ -190,11 +158,6 @@ TEST_F(Rndv, EmptyMessage) {
 
 // ---- Application layouts and random types -------------------------------------------------
 
-const std::vector<L::Layout> &app_layouts() {
-    static const std::vector<L::Layout> v = L::application_layouts();
-    return v;
-}
-
 class RndvLayouts : public ::testing::TestWithParam<size_t> {
 protected:
     void SetUp() override { ASSERT_EQ(shared_pair().error, ""); }
@@ -209,12 +172,7 @@ TEST_P(RndvLayouts, IntoRelayout) {
 }
 
 INSTANTIATE_TEST_SUITE_P(App, RndvLayouts, ::testing::Range<size_t>(0, app_layouts().size()),
-                         [](const ::testing::TestParamInfo<size_t> &info) {
-                             std::string n = app_layouts()[info.param].name;
-                             for (char &c : n)
-                                 if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                             return std::to_string(info.param) + "_" + n;
-                         });
+                         T::app_layout_test_name<::testing::TestParamInfo<size_t>>);
 
 TEST_F(Rndv, RandomTypesIntoRelayout) {
     for (int i = 0; i < 60; ++i) {

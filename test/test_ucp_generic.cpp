@@ -6,6 +6,7 @@
 // either side, or both, in CUDA device memory (skipped without a GPU), which goes through the
 // pinned ring of the generic datatype.
 #include "support/layout_buffer.hpp"
+#include "support/ucp_pair.hpp"
 
 #include <ucxdt/ucp.h>
 
@@ -30,7 +31,7 @@ namespace {
 
 namespace L = ucxdt::layouts;
 namespace T = ucxdt::testing;
-using T::Buffer, T::check_received, T::have_gpu, T::Mem, T::mem_name, T::packed, T::Placed,
+using T::app_layouts, T::Buffer, T::check_received, T::have_gpu, T::Mem, T::mem_name, T::packed, T::Placed,
     T::short_desc, T::Type;
 
 constexpr auto kTimeout = std::chrono::seconds(60);
@@ -50,56 +51,14 @@ struct AmReceive {
     ucs_status_t immediate = UCS_INPROGRESS;  // status when the receive completed at once
 };
 
-class Ucp {
+class Ucp : public T::UcpPair {
 public:
-    ucp_context_h ctx = nullptr;
-    ucp_worker_h w[2] = {nullptr, nullptr};
-    ucp_ep_h ep[2] = {nullptr, nullptr};  // ep[i] on w[i], connected to the other worker
     AmReceive am;
     std::string error;  // why setup failed
 
     Ucp() {
-        ucp_config_t *config = nullptr;
-        if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) {
-            error = "ucp_config_read";
-            return;
-        }
-        ucp_config_modify(config, "RNDV_THRESH", kRndvThresh);
-        ucp_params_t p{};
-        p.field_mask = UCP_PARAM_FIELD_FEATURES;
-        p.features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_STREAM;
-        ucs_status_t st = ucp_init(&p, config, &ctx);
-        ucp_config_release(config);
-        if (st != UCS_OK) {
-            error = std::string("ucp_init: ") + ucs_status_string(st);
-            return;
-        }
-        for (auto &worker : w) {
-            ucp_worker_params_t wp{};
-            wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-            wp.thread_mode = UCS_THREAD_MODE_SINGLE;
-            if ((st = ucp_worker_create(ctx, &wp, &worker)) != UCS_OK) {
-                error = std::string("ucp_worker_create: ") + ucs_status_string(st);
-                return;
-            }
-        }
-        for (int i = 0; i < 2; ++i) {
-            ucp_address_t *addr = nullptr;
-            size_t len = 0;
-            if ((st = ucp_worker_get_address(w[1 - i], &addr, &len)) != UCS_OK) {
-                error = std::string("ucp_worker_get_address: ") + ucs_status_string(st);
-                return;
-            }
-            ucp_ep_params_t ep_params{};
-            ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-            ep_params.address = addr;
-            st = ucp_ep_create(w[i], &ep_params, &ep[i]);
-            ucp_worker_release_address(w[1 - i], addr);
-            if (st != UCS_OK) {
-                error = std::string("ucp_ep_create: ") + ucs_status_string(st);
-                return;
-            }
-        }
+        error = open(UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_STREAM, {{"RNDV_THRESH", kRndvThresh}});
+        if (!error.empty()) return;
         ucp_am_handler_param_t hp{};
         hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
                         UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
@@ -109,21 +68,8 @@ public:
         hp.flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA;
         hp.cb = am_callback;
         hp.arg = this;
-        if ((st = ucp_worker_set_am_recv_handler(w[1], &hp)) != UCS_OK)
+        if (const ucs_status_t st = ucp_worker_set_am_recv_handler(w[1], &hp); st != UCS_OK)
             error = std::string("ucp_worker_set_am_recv_handler: ") + ucs_status_string(st);
-    }
-
-    ~Ucp() {
-        for (int i = 0; i < 2; ++i) {
-            if (!ep[i]) continue;
-            ucp_request_param_t p{};
-            p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-            wait(ucp_ep_close_nbx(ep[i], &p));
-        }
-        for (auto worker : w)
-            if (worker) ucp_worker_destroy(worker);
-        if (ctx) ucp_cleanup(ctx);
     }
 
     // Progresses both workers until `request` completes; its status (UCS_ERR_TIMED_OUT after
@@ -304,11 +250,6 @@ protected:
 
 // ---- Application layouts ------------------------------------------------------------------
 
-const std::vector<L::Layout> &app_layouts() {
-    static const std::vector<L::Layout> v = L::application_layouts();
-    return v;
-}
-
 class UcpGenericLayouts : public ::testing::TestWithParam<size_t> {
 protected:
     void SetUp() override { ASSERT_EQ(ucp().error, "") << "UCP setup failed"; }
@@ -324,17 +265,10 @@ std::string layout_case(size_t i, Mem mem) {
     return bad.empty() ? bad : l.name + " received as " + short_desc(*recv) + ": " + bad;
 }
 
-std::string layout_test_name(const ::testing::TestParamInfo<size_t> &info) {
-    std::string n = app_layouts()[info.param].name;
-    for (char &c : n)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    return std::to_string(info.param) + "_" + n;
-}
-
 TEST_P(UcpGenericLayouts, TagAmStreamIntoRelayout) { EXPECT_EQ(layout_case(GetParam(), Mem::host), ""); }
 
 INSTANTIATE_TEST_SUITE_P(App, UcpGenericLayouts, ::testing::Range<size_t>(0, app_layouts().size()),
-                         layout_test_name);
+                         T::app_layout_test_name<::testing::TestParamInfo<size_t>>);
 
 // ---- Random types -------------------------------------------------------------------------
 
@@ -458,7 +392,7 @@ TEST_P(UcpGenericGpuLayouts, TagAmStreamIntoRelayout) {
 }
 
 INSTANTIATE_TEST_SUITE_P(App, UcpGenericGpuLayouts, ::testing::Range<size_t>(0, app_layouts().size()),
-                         layout_test_name);
+                         T::app_layout_test_name<::testing::TestParamInfo<size_t>>);
 
 // Random types with device memory on one side or both.
 TEST_F(UcpGeneric, GpuRandomTypesMixedMemory) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "layouts/app_layouts.hpp"
+#include "support/layout_names.hpp"
 #include "layouts/typemap_walk.hpp"
 #include "support/random_desc.hpp"
 
@@ -20,6 +21,7 @@
 namespace ucxdt::testing {
 
 namespace L = ucxdt::layouts;
+
 
 // A committed ucxdt handle, freed on scope exit.
 struct Type {
