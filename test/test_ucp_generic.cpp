@@ -6,6 +6,7 @@
 // either side, or both, in CUDA device memory (skipped without a GPU), which goes through the
 // pinned ring of the generic datatype.
 #include "support/layout_buffer.hpp"
+#include "support/two_process.hpp"
 #include "support/ucp_pair.hpp"
 
 #include <ucxdt/ucp.h>
@@ -533,89 +534,11 @@ TEST_F(UcpGeneric, GpuCallsOrderAfterLegacyStreamWork) {
 
 namespace two_proc {
 
-// One process's side: its own context, worker and endpoint to the peer.
-struct Side {
-    ucp_context_h ctx = nullptr;
-    ucp_worker_h w = nullptr;
-    ucp_ep_h ep = nullptr;
-    std::vector<char> address;
-
-    std::string init() {
-        ucp_config_t *config = nullptr;
-        if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) return "ucp_config_read";
-        ucp_config_modify(config, "RNDV_THRESH", kRndvThresh);
-        ucp_params_t p{};
-        p.field_mask = UCP_PARAM_FIELD_FEATURES;
-        p.features = UCP_FEATURE_TAG;
-        const ucs_status_t st = ucp_init(&p, config, &ctx);
-        ucp_config_release(config);
-        if (st != UCS_OK) return "ucp_init";
-        ucp_worker_params_t wp{};
-        if (ucp_worker_create(ctx, &wp, &w) != UCS_OK) return "ucp_worker_create";
-        ucp_address_t *a = nullptr;
-        size_t len = 0;
-        if (ucp_worker_get_address(w, &a, &len) != UCS_OK) return "ucp_worker_get_address";
-        address.assign(reinterpret_cast<char *>(a), reinterpret_cast<char *>(a) + len);
-        ucp_worker_release_address(w, a);
-        return "";
-    }
-    std::string connect(const std::vector<char> &peer) {
-        ucp_ep_params_t ep_params{};
-        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-        ep_params.address = reinterpret_cast<const ucp_address_t *>(peer.data());
-        return ucp_ep_create(w, &ep_params, &ep) == UCS_OK ? "" : "ucp_ep_create";
-    }
-    ucs_status_t wait(ucs_status_ptr_t request) {
-        if (request == nullptr) return UCS_OK;
-        if (UCS_PTR_IS_ERR(request)) return UCS_PTR_STATUS(request);
-        const auto deadline = std::chrono::steady_clock::now() + kTimeout;
-        ucs_status_t st;
-        while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) {
-            ucp_worker_progress(w);
-            if (std::chrono::steady_clock::now() > deadline) return UCS_ERR_TIMED_OUT;
-        }
-        ucp_request_free(request);
-        return st;
-    }
-    ~Side() {
-        if (ep) {
-            ucp_request_param_t p{};
-            p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-            wait(ucp_ep_close_nbx(ep, &p));
-        }
-        if (w) ucp_worker_destroy(w);
-        if (ctx) ucp_cleanup(ctx);
-    }
-};
-
-bool write_blob(int fd, const std::vector<char> &v) {
-    const uint64_t n = v.size();
-    return write(fd, &n, sizeof n) == static_cast<ssize_t>(sizeof n) &&
-           write(fd, v.data(), n) == static_cast<ssize_t>(n);
-}
-
-bool read_all(int fd, void *p, size_t n) {
-    auto *c = static_cast<char *>(p);
-    while (n > 0) {
-        const ssize_t r = read(fd, c, n);
-        if (r <= 0) return false;
-        c += r;
-        n -= static_cast<size_t>(r);
-    }
-    return true;
-}
-
-bool read_blob(int fd, std::vector<char> *v) {
-    uint64_t n = 0;
-    if (!read_all(fd, &n, sizeof n) || n > (1u << 20)) return false;
-    v->resize(n);
-    return read_all(fd, v->data(), n);
-}
+using T::ProcessSide, T::read_blob, T::write_blob;
 
 // Sends (send layout) to the peer and receives the peer's message into the relayout; "" when
 // the received bytes are exact. Both processes run this with the same seeds.
-std::string exchange(Side &s, const L::TypeDescPtr &send, const L::TypeDescPtr &recv,
+std::string exchange(ProcessSide &s, const L::TypeDescPtr &send, const L::TypeDescPtr &recv,
                      uint64_t send_seed, uint64_t recv_seed) {
     Datatype sdt(*send), rdt(*recv);
     Buffer src(*send, 1, send_seed);
@@ -654,9 +577,9 @@ TEST(UcpGenericTwoProcesses, ForkedPeerExchangesLayouts) {
         alarm(90);  // a hang ends the child, which the parent sees
         int code = 0;
         {
-            Side s;
+            ProcessSide s;
             std::vector<char> peer;
-            if (!s.init().empty()) code = 2;
+            if (!s.init(UCP_FEATURE_TAG, {{"RNDV_THRESH", kRndvThresh}}).empty()) code = 2;
             else if (!write_blob(to_parent[1], s.address) || !read_blob(to_child[0], &peer)) code = 3;
             else if (!s.connect(peer).empty()) code = 4;
             else if (!exchange(s, send, recv, 2, 1).empty()) code = 5;
@@ -665,25 +588,17 @@ TEST(UcpGenericTwoProcesses, ForkedPeerExchangesLayouts) {
     }
     std::string result;
     {
-        Side s;
+        ProcessSide s;
         std::vector<char> peer;
-        result = s.init();
+        result = s.init(UCP_FEATURE_TAG, {{"RNDV_THRESH", kRndvThresh}});
         if (result.empty() && (!read_blob(to_parent[0], &peer) || !write_blob(to_child[1], s.address)))
             result = "address exchange through the pipes failed";
         if (result.empty()) result = s.connect(peer);
         if (result.empty()) result = exchange(s, send, recv, 1, 2);
     }
     EXPECT_EQ(result, "");
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(100);
-    pid_t done = 0;
-    while ((done = waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
-        usleep(10000);
-    if (done == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        FAIL() << "child did not exit";
-    }
+    const int status = T::wait_child(pid, std::chrono::seconds(100));
+    ASSERT_NE(status, -1) << "child did not exit";
     ASSERT_TRUE(WIFEXITED(status)) << "child status " << status;
     EXPECT_EQ(WEXITSTATUS(status), 0) << "child: 2 init, 3 pipes, 4 ep, 5 exchange";
     for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);

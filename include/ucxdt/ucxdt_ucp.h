@@ -39,6 +39,13 @@
  * than the receive (nothing is written to the receive buffer in either case),
  * UCXDT_ERR_CANCELED when a posted receive is canceled, UCXDT_ERR_UCX when UCP fails.
  *
+ * Peer failure: when the user's UCP endpoints use UCP_ERR_HANDLING_MODE_PEER and their error
+ * handler calls ucxdt_worker_handle_ep_error, every request that depends on a failed peer
+ * completes with UCXDT_ERR_PEER_FAILURE as soon as UCP reports the failure (a UCP operation that
+ * fails with a connection error ends its request the same way); the worker goes on serving
+ * other peers. How soon UCP notices depends on the transport (a closed TCP connection at once,
+ * shared memory through UCX_KEEPALIVE_INTERVAL).
+ *
  * Configuration (environment, read when a worker is created; parameters override it):
  *   UCXDT_EAGER_THRESHOLD  bytes packed into the tagged message (default 8192)
  *   UCXDT_FRAG_SIZE        bytes per rendezvous fragment (default 1 MiB)
@@ -124,6 +131,16 @@ UCXDT_API ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params
 UCXDT_API void ucxdt_worker_destroy(ucxdt_worker_h worker);
 /** Drives UCP and the protocol; returns nonzero if anything progressed. */
 UCXDT_API unsigned ucxdt_worker_progress(ucxdt_worker_h worker);
+/** Reports that UCP endpoint `ep` of the worker's ucp_worker_h failed, as UCP's error handler
+ *  (ucp_ep_params_t::err_handler, with err_mode UCP_ERR_HANDLING_MODE_PEER) tells it; `status`
+ *  is the handler's. May be called from that handler. In the next ucxdt_worker_progress every
+ *  send on a ucxdt endpoint bound to `ep` and every matched receive from the worker behind `ep`
+ *  completes with UCXDT_ERR_PEER_FAILURE once no UCP operation of its own is outstanding; their
+ *  staging slots return to the pool, and nothing more is sent on `ep`. Receives not yet matched
+ *  stay posted, and a later match of a message from that worker fails the same way. The user
+ *  still closes `ep` (ucp_ep_close_nbx with UCP_EP_CLOSE_FLAG_FORCE), after destroying ucxdt
+ *  endpoints bound to it. Other peers are not affected. */
+UCXDT_API void ucxdt_worker_handle_ep_error(ucxdt_worker_h worker, ucp_ep_h ep, ucs_status_t status);
 /** Prints the configuration in force (UCXDT_* values) to `stream`. */
 UCXDT_API void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream);
 

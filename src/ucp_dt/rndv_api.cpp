@@ -77,6 +77,7 @@ ucxdt_status_ptr_t error_ptr(ucxdt_status_t st) {
 ucxdt_status_ptr_t hand_out(Worker *w, Request *r) {
     if (r->status == UCXDT_INPROGRESS) return r;
     w->completed.erase(std::remove(w->completed.begin(), w->completed.end(), r), w->completed.end());
+    r->callback_due = false;
     const auto st = static_cast<ucxdt_status_t>(r->status);
     w->release(r);
     return st == UCXDT_OK ? nullptr : error_ptr(st);
@@ -162,6 +163,16 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
 }
 
 unsigned ucxdt_worker_progress(ucxdt_worker_h worker) { return worker->progress(); }
+
+void ucxdt_worker_handle_ep_error(ucxdt_worker_h worker, ucp_ep_h ep, ucs_status_t) {
+    if (!worker || !ep) return;
+    // Called from the user's UCP error handler, inside ucp_worker_progress: queued, so that
+    // the requests end in ucxdt_worker_progress.
+    Event e;
+    e.kind = Event::peer_failed;
+    e.reply_ep = ep;
+    worker->events.push_back(e);
+}
 
 void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
     const Config &c = worker->cfg;
@@ -263,6 +274,7 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
         if (UCS_PTR_IS_ERR(s))
             return fail(UCXDT_ERR_UCX, std::string("ucp_tag_recv_nbx: ") + ucs_status_string(UCS_PTR_STATUS(s)));
         if (s == nullptr) return fail(UCXDT_ERR_UCX, "ucp_tag_recv_nbx completed without a request");
+        ++r->ucp_ops;
         if (!r->ucp_done) r->ucp_req = s;
         return UCXDT_OK;
     });
@@ -288,11 +300,7 @@ void ucxdt_request_cancel(ucxdt_worker_h worker, void *request) {
 
 void ucxdt_request_free(void *request) {
     auto *r = static_cast<Request *>(request);
-    if (r->status != UCXDT_INPROGRESS &&
-        std::find(r->worker->completed.begin(), r->worker->completed.end(), r) == r->worker->completed.end())
-        r->worker->release(r);
-    else
-        r->user_freed = true;
+    r->worker->release(r);
 }
 
 }  // extern "C"

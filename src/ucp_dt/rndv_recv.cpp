@@ -90,6 +90,7 @@ bool Worker::recv_matched(Request *r, const Event &e) {
 // Ends a matched rendezvous: ATS to the sender (its request completes with the same status),
 // then the receive itself.
 void Worker::recv_finish(Request *r, ucxdt_status_t st) {
+    if (r->peer_lost || st == UCXDT_ERR_PEER_FAILURE) return complete(r, st);
     AmHeader ats{};
     ats.kind = AmKind::ats;
     ats.status = st;
@@ -140,7 +141,7 @@ bool Worker::recv_advance(Request *r) {
         p.user_data = g;
         ucs_status_ptr_t s = ucp_get_nbx(r->peer, local, static_cast<size_t>(r->frag_bytes(k)),
                                          remote, r->rkey, &p);
-        ++r->next_get, ++r->gets_in_flight;
+        ++r->next_get, ++r->gets_in_flight, ++r->ucp_ops;
         if (s == nullptr) got(nullptr, UCS_OK, g);
         else if (UCS_PTR_IS_ERR(s)) got(nullptr, UCS_PTR_STATUS(s), g);
     }
@@ -149,8 +150,8 @@ bool Worker::recv_advance(Request *r) {
 
 void Worker::recv_on_get(Request *r, const Event &e) {
     --r->gets_in_flight;
-    if (e.status != UCS_OK && !r->status_pending)
-        r->status_pending = fail(UCXDT_ERR_UCX, std::string("ucp_get_nbx: ") + ucs_status_string(e.status));
+    if (r->status != UCXDT_INPROGRESS) return;  // ended by the worker's destruction
+    if (e.status != UCS_OK && !r->status_pending) r->status_pending = ucx_error("ucp_get_nbx", e.status);
     if (!r->status_pending && e.slot >= 0)
         if (ucxdt_status_t st = ucxdt_unpack_range(r->pool->slot(e.slot), e.frag * r->hdr.frag,
                                                    r->frag_bytes(e.frag), r->buffer, r->count, r->type))

@@ -31,8 +31,8 @@ ucxdt_status_t send_tagged(Request *r) {
     p.cb.send = tag_sent;
     p.user_data = r;
     ucs_status_ptr_t s = ucp_tag_send_nbx(r->ep->ucp_ep, r->msg.data(), r->msg.size(), r->tag, &p);
-    if (UCS_PTR_IS_ERR(s))
-        return fail(UCXDT_ERR_UCX, std::string("ucp_tag_send_nbx: ") + ucs_status_string(UCS_PTR_STATUS(s)));
+    if (UCS_PTR_IS_ERR(s)) return Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(s));
+    ++r->ucp_ops;
     if (s == nullptr) {  // done at once: the same path as the callback
         Event e;
         e.kind = Event::tag_send_done;

@@ -37,14 +37,42 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     r->slots.clear();
     r->free_slots.clear();
     if (r->type) ucxdt_type_free(&r->type);
-    r->msg.clear(), r->msg.shrink_to_fit();
-    r->bounce.clear(), r->bounce.shrink_to_fit();
+    // The tagged message and the receive bounce buffer stay while UCP may still use them.
+    waiting.erase(std::remove(waiting.begin(), waiting.end(), r), waiting.end());
+    r->callback_due = true;
     completed.push_back(r);
 }
 
 void Worker::release(Request *r) {
+    r->user_freed = true;
+    if (r->status == UCXDT_INPROGRESS || r->callback_due || r->ucp_ops > 0) return;
     requests.erase(r->id);
     delete r;
+}
+
+ucxdt_status_t Worker::ucx_error(const char *what, ucs_status_t us) {
+    const bool peer = us == UCS_ERR_CONNECTION_RESET || us == UCS_ERR_ENDPOINT_TIMEOUT ||
+                      us == UCS_ERR_UNREACHABLE || us == UCS_ERR_REJECTED;
+    return fail(peer ? UCXDT_ERR_PEER_FAILURE : UCXDT_ERR_UCX, std::string(what) + ": " + ucs_status_string(us));
+}
+
+void Worker::peer_failed(ucp_ep_h ep) {
+    for (auto it = peers.begin(); it != peers.end();) {
+        if (it->second == ep) failed_peers.insert(it->first), it = peers.erase(it);
+        else ++it;
+    }
+    std::vector<Request *> hit;
+    for (auto &[id, r] : requests) {
+        if (r->status != UCXDT_INPROGRESS) continue;
+        const bool mine = r->is_send ? r->ep && r->ep->ucp_ep == ep
+                                     : r->matched && (r->peer == ep || failed_peers.count(r->hdr.sender_uuid));
+        if (mine) hit.push_back(r);
+    }
+    for (Request *r : hit) {
+        r->peer_lost = true;
+        if (r->is_send || r->gets_in_flight == 0) complete(r, fail(UCXDT_ERR_PEER_FAILURE, "the peer failed"));
+        else if (!r->status_pending) r->status_pending = fail(UCXDT_ERR_PEER_FAILURE, "the peer failed");
+    }
 }
 
 namespace {
@@ -76,7 +104,7 @@ ucxdt_status_t Worker::send_am(ucp_ep_h ep, const AmHeader &h, bool reply) {
     }
     if (UCS_PTR_IS_ERR(s)) {
         delete m;
-        return fail(UCXDT_ERR_UCX, std::string("ucp_am_send_nbx: ") + ucs_status_string(UCS_PTR_STATUS(s)));
+        return ucx_error("ucp_am_send_nbx", UCS_PTR_STATUS(s));
     }
     return UCXDT_OK;
 }
@@ -87,24 +115,26 @@ unsigned Worker::progress() {
         const Event e = events.front();
         events.pop_front();
         ++n;
+        if (e.req) op_done(e.req);
         switch (e.kind) {
         case Event::tag_send_done:
-            e.req->msg.clear();
-            if (e.status != UCS_OK)
-                complete(e.req, fail(UCXDT_ERR_UCX, std::string("ucp_tag_send_nbx: ") + ucs_status_string(e.status)));
-            else if (e.req->hdr.kind == TagKind::eager)
-                complete(e.req, UCXDT_OK);
+            e.req->msg.clear(), e.req->msg.shrink_to_fit();
+            if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_send_nbx", e.status));
+            else if (e.req->hdr.kind == TagKind::eager) complete(e.req, UCXDT_OK);
             break;
         case Event::tag_recv_done:
+            if (e.req->status != UCXDT_INPROGRESS) break;  // destroyed meanwhile
             if (e.status == UCS_ERR_CANCELED) complete(e.req, UCXDT_ERR_CANCELED);
             else if (e.status == UCS_ERR_MESSAGE_TRUNCATED) complete(e.req, UCXDT_ERR_TRUNCATED);
-            else if (e.status != UCS_OK)
-                complete(e.req, fail(UCXDT_ERR_UCX, std::string("ucp_tag_recv_nbx: ") + ucs_status_string(e.status)));
+            else if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_recv_nbx", e.status));
             else if (!recv_matched(e.req, e))
                 waiting.push_back(e.req);
             break;
         case Event::get_done:
             recv_on_get(e.req, e);
+            break;
+        case Event::peer_failed:
+            peer_failed(e.reply_ep);
             break;
         case Event::am_message:
             switch (e.am.kind) {
@@ -115,9 +145,10 @@ unsigned Worker::progress() {
             }
             break;
         }
+        if (e.req && e.req->user_freed) release(e.req);  // maybe its last UCP operation
     }
     // Requests that waited for staging or for their peer's HELLO.
-    for (size_t k = waiting.size(); k > 0; --k) {
+    for (size_t k = waiting.size(); k > 0 && !waiting.empty(); --k) {
         Request *r = waiting.front();
         waiting.pop_front();
         if (r->is_send) send_start(r);
@@ -135,6 +166,7 @@ unsigned Worker::progress() {
                 r->param.cb.recv(r, static_cast<ucxdt_status_t>(r->status), r->packed, r->sender_tag, ud);
             }
         }
+        r->callback_due = false;
         if (r->user_freed) release(r);
     }
     return n;

@@ -13,6 +13,7 @@
 #include <deque>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace ucxdt::rndv {
@@ -34,6 +35,8 @@ struct Request {
     uint64_t id = 0;
     int status = UCXDT_INPROGRESS;
     bool user_freed = false, callback_due = false;
+    int ucp_ops = 0;
+    bool peer_lost = false;  // its peer failed: nothing more is sent to it  // UCP operations whose callbacks name this request: it lives until they end
     ucxdt_request_param_t param{};
 
     // The user's data.
@@ -76,7 +79,7 @@ struct Request {
 
 /// Events from UCP callbacks, handled in ucxdt_worker_progress.
 struct Event {
-    enum Kind { tag_recv_done, tag_send_done, get_done, am_message } kind;
+    enum Kind { tag_recv_done, tag_send_done, get_done, am_message, peer_failed } kind;
     Request *req = nullptr;
     ucs_status_t status = UCS_OK;
     size_t length = 0;          // tag_recv_done: bytes received
@@ -84,7 +87,7 @@ struct Event {
     int64_t frag = -1;          // get_done
     int slot = -1;              // get_done: local slot, -1 into the user buffer
     AmHeader am{};
-    ucp_ep_h reply_ep = nullptr;
+    ucp_ep_h reply_ep = nullptr;  // am_message: the sender; peer_failed: the failed endpoint
 };
 
 struct Ep {
@@ -100,6 +103,7 @@ struct Worker {
     uint64_t next_id = 1;
     std::unordered_map<uint64_t, Request *> requests;     // every live request by id
     std::unordered_map<uint64_t, ucp_ep_h> peers;         // worker uuid -> endpoint back to it
+    std::unordered_set<uint64_t> failed_peers;            // workers whose endpoint failed
     std::deque<Event> events;
     std::deque<Request *> waiting;                        // for staging or for a HELLO
     std::vector<Request *> completed;                     // callbacks to call
@@ -112,7 +116,17 @@ struct Worker {
     Request *new_request(bool is_send, const ucxdt_request_param_t *param);
     /// Final status: releases the request's resources; the callback runs from progress.
     void complete(Request *r, ucxdt_status_t status);
-    void release(Request *r);  // frees the object (completed and user-freed)
+    /// Frees the object once it is complete, its callback has run, the user freed it and no UCP
+    /// operation names it any more; otherwise the last of these events frees it.
+    void release(Request *r);
+    /// Ends a UCP operation of r (its callback event was handled).
+    void op_done(Request *r) { --r->ucp_ops; }
+    /// Every request that depends on `ep` completes with UCXDT_ERR_PEER_FAILURE (section "Peer
+    /// failure" of ucxdt_ucp.h); nothing is sent on `ep` afterwards.
+    void peer_failed(ucp_ep_h ep);
+    /// The status of a request whose UCP operation `what` failed with `us`: a failure of the
+    /// connection (UCP's peer error handling) is UCXDT_ERR_PEER_FAILURE.
+    static ucxdt_status_t ucx_error(const char *what, ucs_status_t us);
     ucxdt_status_t send_am(ucp_ep_h ep, const AmHeader &h, bool reply);
     unsigned progress();
 

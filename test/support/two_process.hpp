@@ -1,0 +1,148 @@
+// Tests across two processes: a forked child with its own UCP context, worker addresses passed
+// through pipes, and a bounded wait for the child's exit status.
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace ucxdt::testing {
+
+/// One process's side: its own context, worker and endpoint to the peer.
+struct ProcessSide {
+    ucp_context_h ctx = nullptr;
+    ucp_worker_h w = nullptr;
+    ucp_ep_h ep = nullptr;
+    std::vector<char> address;
+    ucs_status_t ep_error = UCS_OK;  // set by the endpoint's error handler (peer error mode)
+    void (*on_ep_error)(void *arg, ucp_ep_h ep, ucs_status_t status) = nullptr;
+    void *on_ep_error_arg = nullptr;
+
+    /// "" on success. `config`: UCP settings (name without UCX_, value).
+    std::string init(uint64_t features, const std::vector<std::pair<const char *, const char *>> &config = {}) {
+        ucp_config_t *cfg = nullptr;
+        if (ucp_config_read(nullptr, nullptr, &cfg) != UCS_OK) return "ucp_config_read";
+        for (const auto &[name, value] : config)
+            if (ucp_config_modify(cfg, name, value) != UCS_OK) {
+                ucp_config_release(cfg);
+                return std::string("ucp_config_modify ") + name;
+            }
+        ucp_params_t p{};
+        p.field_mask = UCP_PARAM_FIELD_FEATURES;
+        p.features = features;
+        const ucs_status_t st = ucp_init(&p, cfg, &ctx);
+        ucp_config_release(cfg);
+        if (st != UCS_OK) return std::string("ucp_init: ") + ucs_status_string(st);
+        ucp_worker_params_t wp{};
+        if (ucp_worker_create(ctx, &wp, &w) != UCS_OK) return "ucp_worker_create";
+        ucp_address_t *a = nullptr;
+        size_t len = 0;
+        if (ucp_worker_get_address(w, &a, &len) != UCS_OK) return "ucp_worker_get_address";
+        address.assign(reinterpret_cast<char *>(a), reinterpret_cast<char *>(a) + len);
+        ucp_worker_release_address(w, a);
+        return "";
+    }
+
+    /// Connects to the peer's worker address; with `peer_errors`, in UCP's peer error handling
+    /// mode, the failure landing in ep_error and on_ep_error.
+    std::string connect(const std::vector<char> &peer, bool peer_errors = false) {
+        ucp_ep_params_t ep_params{};
+        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        ep_params.address = reinterpret_cast<const ucp_address_t *>(peer.data());
+        if (peer_errors) {
+            ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+            ep_params.err_handler.cb = [](void *arg, ucp_ep_h ep, ucs_status_t status) {
+                auto *s = static_cast<ProcessSide *>(arg);
+                s->ep_error = status;
+                if (s->on_ep_error) s->on_ep_error(s->on_ep_error_arg, ep, status);
+            };
+            ep_params.err_handler.arg = this;
+        }
+        const ucs_status_t st = ucp_ep_create(w, &ep_params, &ep);
+        return st == UCS_OK ? "" : std::string("ucp_ep_create: ") + ucs_status_string(st);
+    }
+
+    /// The final status of a UCP request, progressing the worker for at most `limit`; frees it.
+    ucs_status_t wait(ucs_status_ptr_t request, std::chrono::seconds limit = std::chrono::seconds(60)) {
+        if (request == nullptr) return UCS_OK;
+        if (UCS_PTR_IS_ERR(request)) return UCS_PTR_STATUS(request);
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        ucs_status_t st;
+        while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) {
+            ucp_worker_progress(w);
+            if (std::chrono::steady_clock::now() > deadline) return UCS_ERR_TIMED_OUT;
+        }
+        ucp_request_free(request);
+        return st;
+    }
+
+    ~ProcessSide() {
+        if (ep) {
+            ucp_request_param_t p{};
+            p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+            p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+            wait(ucp_ep_close_nbx(ep, &p), std::chrono::seconds(10));
+        }
+        if (w) ucp_worker_destroy(w);
+        if (ctx) ucp_cleanup(ctx);
+    }
+};
+
+inline bool write_all(int fd, const void *p, size_t n) {
+    const auto *c = static_cast<const char *>(p);
+    while (n > 0) {
+        const ssize_t r = write(fd, c, n);
+        if (r <= 0) return false;
+        c += r;
+        n -= static_cast<size_t>(r);
+    }
+    return true;
+}
+
+inline bool read_all(int fd, void *p, size_t n) {
+    auto *c = static_cast<char *>(p);
+    while (n > 0) {
+        const ssize_t r = read(fd, c, n);
+        if (r <= 0) return false;
+        c += r;
+        n -= static_cast<size_t>(r);
+    }
+    return true;
+}
+
+/// A length-prefixed byte string through a pipe (worker addresses).
+inline bool write_blob(int fd, const std::vector<char> &v) {
+    const uint64_t n = v.size();
+    return write_all(fd, &n, sizeof n) && write_all(fd, v.data(), n);
+}
+
+inline bool read_blob(int fd, std::vector<char> *v) {
+    uint64_t n = 0;
+    if (!read_all(fd, &n, sizeof n) || n > (1u << 20)) return false;
+    v->resize(n);
+    return read_all(fd, v->data(), n);
+}
+
+/// The child's wait status, or -1 when it did not exit within `limit` (it is then killed).
+inline int wait_child(pid_t pid, std::chrono::seconds limit) {
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    pid_t done = 0;
+    while ((done = waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+        usleep(10000);
+    if (done == pid) return status;
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+}  // namespace ucxdt::testing

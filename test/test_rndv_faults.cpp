@@ -1,0 +1,189 @@
+// Peer failure in the datatype-aware rendezvous (include/ucxdt/ucxdt_ucp.h): a forked peer is
+// killed with SIGKILL while a send and a receive with it are mid-pipeline. The survivor's
+// requests must complete with UCXDT_ERR_PEER_FAILURE within a bounded time, and the worker must
+// go on serving: a transfer to itself afterwards needs every staging slot back in the pools.
+#include "support/layout_buffer.hpp"
+#include "support/two_process.hpp"
+
+#include <ucxdt/ucxdt_ucp.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <string>
+#include <vector>
+
+#include <poll.h>
+
+namespace {
+
+namespace L = ucxdt::layouts;
+namespace T = ucxdt::testing;
+using T::Buffer, T::packed, T::ProcessSide, T::Type;
+
+constexpr uint64_t kFeatures = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA;
+// TCP tells of a killed peer at once (its sockets close); self carries the transfer to itself.
+const std::vector<std::pair<const char *, const char *>> kUcxConfig = {{"TLS", "tcp,self"}};
+// Staging as small as the pipeline: one leaked slot and the later transfer cannot start.
+constexpr int64_t kFrag = 4096;
+constexpr int kDepth = 2;
+constexpr uint64_t kToParent = 1, kToChild = 2, kToSelf = 3;
+
+// 1 MiB packed in 4 KiB fragments: 256 round trips of READY and ACK, far more than the child
+// drives before it stops.
+L::TypeDescPtr message_type() { return L::vector(32768, 4, 6, L::named(UCXDT_DOUBLE)); }
+
+struct UcxdtSide {
+    ucxdt_worker_h w = nullptr;
+    ucxdt_ep_h ep = nullptr;
+    std::string open(ucp_context_h ctx, ucp_worker_h worker) {
+        ucxdt_worker_params_t wp{};
+        wp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT |
+                        UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD | UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE |
+                        UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH | UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS;
+        wp.ucp_worker = worker;
+        wp.ucp_context = ctx;
+        wp.eager_threshold = 1024;
+        wp.frag_size = kFrag;
+        wp.depth = kDepth;
+        wp.staging_slots = kDepth;
+        return ucxdt_worker_create(&wp, &w) == UCXDT_OK ? "" : std::string("ucxdt_worker_create: ") + ucxdt_last_error();
+    }
+    std::string bind(ucp_ep_h ucp_ep, ucxdt_ep_h *out) {
+        ucxdt_ep_params_t p{};
+        p.field_mask = UCXDT_EP_PARAM_FIELD_UCP_EP;
+        p.ucp_ep = ucp_ep;
+        return ucxdt_ep_create(w, &p, out) == UCXDT_OK ? "" : std::string("ucxdt_ep_create: ") + ucxdt_last_error();
+    }
+    ~UcxdtSide() {
+        if (ep) ucxdt_ep_destroy(ep);
+        if (w) ucxdt_worker_destroy(w);
+    }
+};
+
+// The forked peer: starts a send to the parent and a receive from it, drives them a little,
+// says so through `ready_fd`, and then waits to be killed. Never returns.
+[[noreturn]] void child_main(int to_child, int to_parent) {
+    alarm(120);  // a parent that never kills us must not leave us behind
+    int code = 0;
+    ProcessSide s;
+    UcxdtSide x;
+    std::vector<char> peer;
+    if (!s.init(kFeatures, kUcxConfig).empty()) _exit(2);
+    if (!T::write_blob(to_parent, s.address) || !T::read_blob(to_child, &peer)) _exit(3);
+    if (!s.connect(peer, true).empty() || !x.open(s.ctx, s.w).empty() || !x.bind(s.ep, &x.ep).empty()) _exit(4);
+    const auto t = message_type();
+    Type h(*t);
+    Buffer src(*t, 1, 11), dst(*t, 1, 12);
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst.ptr(), 1, h.h, kToChild, ~0ull, nullptr);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src.ptr(), 1, h.h, kToParent, nullptr);
+    if (!UCXDT_PTR_IS_PTR(rreq) || !UCXDT_PTR_IS_PTR(sreq)) code = 5;
+    for (int i = 0; i < 30; ++i) {
+        ucxdt_worker_progress(x.w);
+        usleep(2000);
+    }
+    const char stalled = static_cast<char>(code);
+    T::write_all(to_parent, &stalled, 1);
+    char never;
+    T::read_all(to_child, &never, 1);  // blocks until SIGKILL
+    _exit(6);
+}
+
+bool readable(int fd) {
+    pollfd p{fd, POLLIN, 0};
+    return poll(&p, 1, 0) == 1;
+}
+
+int wait_request(ucxdt_worker_h w, ucxdt_status_ptr_t req, std::chrono::seconds limit) {
+    if (req == nullptr) return UCXDT_OK;
+    if (UCXDT_PTR_IS_ERR(req)) return UCXDT_PTR_STATUS(req);
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    int st;
+    while ((st = ucxdt_request_check_status(req)) == UCXDT_INPROGRESS) {
+        ucxdt_worker_progress(w);
+        if (std::chrono::steady_clock::now() > deadline) return 1000;
+    }
+    ucxdt_request_free(req);
+    return st;
+}
+
+std::string status_name(int st) {
+    return st == 1000 ? "still running" : ucxdt_status_string(static_cast<ucxdt_status_t>(st));
+}
+
+TEST(RndvFaults, PeerKilledMidPipelineFailsItsRequestsAndTheWorkerServesOn) {
+    int to_child[2], to_parent[2];
+    ASSERT_EQ(pipe(to_child), 0);
+    ASSERT_EQ(pipe(to_parent), 0);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) child_main(to_child[0], to_parent[1]);
+
+    ProcessSide s;
+    UcxdtSide x;
+    std::vector<char> peer;
+    ASSERT_EQ(s.init(kFeatures, kUcxConfig), "");
+    ASSERT_TRUE(T::read_blob(to_parent[0], &peer) && T::write_blob(to_child[1], s.address));
+    ASSERT_EQ(s.connect(peer, true), "");
+    ASSERT_EQ(x.open(s.ctx, s.w), "");
+    s.on_ep_error = [](void *arg, ucp_ep_h ep, ucs_status_t st) {
+        ucxdt_worker_handle_ep_error(static_cast<ucxdt_worker_h>(arg), ep, st);
+    };
+    s.on_ep_error_arg = x.w;
+    ASSERT_EQ(x.bind(s.ep, &x.ep), "");
+
+    const auto t = message_type();
+    Type h(*t);
+    Buffer src(*t, 1, 21), dst(*t, 1, 22);
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst.ptr(), 1, h.h, kToParent, ~0ull, nullptr);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src.ptr(), 1, h.h, kToChild, nullptr);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq) && UCXDT_PTR_IS_PTR(sreq));
+
+    // Serve the child until it stops, then a little longer: both transfers are mid-pipeline.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!readable(to_parent[0]) && std::chrono::steady_clock::now() < give_up) ucxdt_worker_progress(x.w);
+    char child_code = -1;
+    ASSERT_TRUE(T::read_all(to_parent[0], &child_code, 1)) << "the child did not report";
+    ASSERT_EQ(child_code, 0) << "child: 5 = its requests failed to start";
+    for (int i = 0; i < 1000; ++i) ucxdt_worker_progress(x.w);
+    ASSERT_EQ(ucxdt_request_check_status(rreq), UCXDT_INPROGRESS) << "the receive ended before the kill";
+    ASSERT_EQ(ucxdt_request_check_status(sreq), UCXDT_INPROGRESS) << "the send ended before the kill";
+
+    kill(pid, SIGKILL);
+    EXPECT_NE(T::wait_child(pid, std::chrono::seconds(10)), -1);
+    const auto killed = std::chrono::steady_clock::now();
+    EXPECT_EQ(status_name(wait_request(x.w, rreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
+    EXPECT_EQ(status_name(wait_request(x.w, sreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+    EXPECT_LT(seconds, 30.0);
+    EXPECT_NE(s.ep_error, UCS_OK) << "UCP did not report the endpoint's failure";
+    RecordProperty("seconds_to_fail", std::to_string(seconds));
+
+    // The worker serves on: a transfer through an endpoint to itself, which needs the staging
+    // slots of both pools (as many as the pipeline depth) back.
+    ucxdt_ep_destroy(x.ep);
+    x.ep = nullptr;
+    ucp_ep_h self = nullptr;
+    ucp_ep_params_t ep_params{};
+    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep_params.address = reinterpret_cast<const ucp_address_t *>(s.address.data());
+    ASSERT_EQ(ucp_ep_create(s.w, &ep_params, &self), UCS_OK);
+    ucxdt_ep_h self_ep = nullptr;
+    ASSERT_EQ(x.bind(self, &self_ep), "");
+    Buffer again(*t, 1, 31), into(*t, 1, 32);
+    const std::vector<std::byte> sent = packed(*t, again.ptr(), 1, 1 << 20), poison = into.bytes;
+    rreq = ucxdt_tag_recv_nbx(x.w, into.ptr(), 1, h.h, kToSelf, ~0ull, nullptr);
+    sreq = ucxdt_tag_send_nbx(self_ep, again.ptr(), 1, h.h, kToSelf, nullptr);
+    EXPECT_EQ(status_name(wait_request(x.w, rreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
+    EXPECT_EQ(status_name(wait_request(x.w, sreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
+    EXPECT_EQ(T::check_received(*t, 1, into, poison, sent, 1 << 20), "");
+    ucxdt_ep_destroy(self_ep);
+    ucp_request_param_t cp{};
+    cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    s.wait(ucp_ep_close_nbx(self, &cp), std::chrono::seconds(10));
+    for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
+}
+
+}  // namespace
