@@ -59,7 +59,7 @@ double now_s() { return std::chrono::duration<double>(Clock::now().time_since_ep
 // ---- Parameters: the client's, mirrored to the server as key=value lines -------------------
 
 struct Params {
-    std::string test = "tag_lat", path = "generic";
+    std::string test = "tag_lat", path = "pipeline";
     std::string send_spec = "nas_mg_y", recv_spec;  // recv empty: as send
     std::string send_mem = "host", recv_mem;        // recv empty: as send
     long iters = 1000, warmup = 10;
@@ -102,9 +102,9 @@ void usage() {
     std::printf(
         "  Usage: ucxdt_perftest [ server-hostname ] [ options ]\n\n"
         "     -t <test>      tag_lat (default), tag_bw, pack, unpack (pack/unpack: one process)\n"
-        "     -x <path>      generic (UCP generic datatype, default), pipeline (ucxdt's\n"
-        "                    datatype-aware rendezvous, ucxdt_ucp.h) or packsend (pack, send\n"
-        "                    contiguous, unpack)\n"
+        "     -x <path>      pipeline (ucxdt's datatype-aware rendezvous, ucxdt_ucp.h; default),\n"
+        "                    generic (UCP generic datatype) or packsend (pack, send contiguous,\n"
+        "                    unpack)\n"
         "     -D <send>[,<recv>]  layouts of sender and receiver (nas_mg_y); equal signatures\n"
         "                    are required. ',' inside a spec's parameters: use ';' to separate\n"
         "                    the two layouts instead. -L lists them.\n"

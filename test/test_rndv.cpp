@@ -5,14 +5,17 @@
 // and a thousand outstanding sends each way through a small staging pool.
 #include "support/layout_buffer.hpp"
 #include "support/ucp_pair.hpp"
+#include "ucp_dt/rndv_worker.hpp"  // to tell which path a GPU transfer took
 
 #include <ucxdt/ucxdt_ucp.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -208,6 +211,68 @@ TEST_F(Rndv, GpuApplicationLayouts) {
                            Mem::cuda, Mem::cuda), "")
             << l.name;
     }
+}
+
+// The worker behind a handle (ucxdt_worker derives from it alone), to see which staging it made.
+const ucxdt::rndv::Worker &internals(ucxdt_worker_h w) { return *reinterpret_cast<const ucxdt::rndv::Worker *>(w); }
+
+// Sets environment variables for the workers a test creates, and restores them after.
+class ScopedEnv {
+public:
+    ScopedEnv(std::initializer_list<std::pair<const char *, const char *>> vars) {
+        for (const auto &[name, value] : vars) {
+            const char *old = std::getenv(name);
+            saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
+            setenv(name, value, 1);
+        }
+    }
+    ~ScopedEnv() {
+        for (const auto &[name, old] : saved_) old ? setenv(name.c_str(), old->c_str(), 1) : unsetenv(name.c_str());
+    }
+
+private:
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+// GPU layouts between the workers of one process, with the peers' HELLOs exchanged first.
+// CUDA IPC on (64 KiB fragments, so that transfers cycle the device slots) or off (host staging).
+void gpu_path_cases(bool ipc) {
+    ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", ipc ? "y" : "n"}};
+    Pair p{Config{1024, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    const std::pair<Mem, Mem> sides[] = {{Mem::cuda, Mem::cuda}, {Mem::cuda, Mem::host}};
+    for (const auto &[sm, rm] : sides)
+        for (int64_t n : {64, 40000, 400000})
+            for (bool sc : {true, false})
+                for (bool rc : {true, false})
+                    EXPECT_EQ(run_case(p, doubles(n, sc), doubles(n, rc), 1, n + sc + rc, n == 40000, sm, rm), "")
+                        << n << " doubles, send " << (sc ? "contiguous" : "vector") << ", receive "
+                        << (rc ? "contiguous" : "vector") << ", IPC " << ipc;
+    for (size_t i = 0; i < app_layouts().size(); ++i) {
+        const L::Layout &l = app_layouts()[i];
+        T::Rng rng(0x1bc0000 + i);
+        EXPECT_EQ(run_case(p, l.type, T::relayout(*l.type, rng), l.count, 0x99 + i, false, Mem::cuda, Mem::cuda), "")
+            << l.name << ", IPC " << ipc;
+    }
+    const ucxdt::rndv::Worker &sender = internals(p.w[0]);
+    if (ipc) {
+        EXPECT_EQ(sender.pools[0], nullptr) << "a GPU send went through host staging";
+        EXPECT_FALSE(sender.gpus.empty());
+    } else {
+        EXPECT_NE(sender.pools[0], nullptr);
+        EXPECT_TRUE(sender.gpus.empty()) << "CUDA IPC was used with UCXDT_CUDA_IPC=n";
+    }
+}
+
+TEST(RndvGpu, IpcPathAllLayoutsAndMixedMemory) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    gpu_path_cases(true);
+}
+
+TEST(RndvGpu, HostStagedPathWhenIpcIsOff) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
+    gpu_path_cases(false);
 }
 
 // ---- Errors ---------------------------------------------------------------------------------

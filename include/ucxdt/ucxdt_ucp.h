@@ -19,10 +19,18 @@
  * into ring slot k mod depth, announces it, and reuses the slot when the receiver acknowledges
  * it. An ATS completes the sender. UCP picks the transport for the GETs.
  *
- * GPU layouts (device or managed memory) are never exposed to RMA in this version: UCP 1.13
- * GETs device memory only through emulation that reads it with the CPU. They are packed by
- * the GPU into page-locked host staging (zero copy) and unpacked from it, so a transfer between
- * GPUs moves at host-staging speed; a peer-to-peer path (CUDA IPC) is the next step.
+ * GPU layouts (device or managed memory) are never handed to UCP's RMA: UCP 1.13 GETs device
+ * memory only through emulation that reads it with the CPU. Between processes of one node (same
+ * host, boot and network namespace, told by the HELLO) a sender whose layout is in device
+ * memory uses CUDA IPC instead: its RTS carries an IPC handle of its contiguous buffer, which the
+ * receiver copies or unpacks straight from, or of device staging slots. A non-contiguous sender
+ * waits for the receiver's RTR: a contiguous GPU receiver passes its own buffer, which the
+ * sender packs straight into; any other receiver asks for fragments, which the sender packs
+ * into its device staging and the receiver unpacks from there, fragment by fragment, pack and
+ * unpack overlapping. IPC mappings are cached per peer (exports by the driver's buffer ID, so a
+ * freed and reallocated buffer is exported anew). Elsewhere, or with UCXDT_CUDA_IPC=n, GPU
+ * layouts are packed by the GPU into page-locked host staging (zero copy) and unpacked from it.
+ * Memory from cudaMallocAsync pools has no legacy IPC handle and takes the host-staged path.
  *
  * Requirements: the UCP context needs UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA, and
  * both processes must create a ucxdt endpoint to each other before a rendezvous between them
@@ -50,7 +58,12 @@
  *   UCXDT_EAGER_THRESHOLD  bytes packed into the tagged message (default 8192)
  *   UCXDT_FRAG_SIZE        bytes per rendezvous fragment (default 1 MiB)
  *   UCXDT_PIPELINE_DEPTH   fragments in flight per request (default 4)
- *   UCXDT_STAGING_SLOTS    staging fragments per worker and memory kind (default 64)
+ *   UCXDT_STAGING_SLOTS    host staging fragments per worker and role (default 16)
+ *   UCXDT_CUDA_IPC         y/n: the CUDA IPC path between GPU layouts of one node (default y)
+ *   UCXDT_IPC_FRAG_SIZE    bytes of the largest IPC fragment (default 32 MiB); a message is cut
+ *                          into 4 fragments of at least 1 MiB. The worker's device staging is
+ *                          2 x UCXDT_PIPELINE_DEPTH of these per GPU, allocated on the first
+ *                          non-contiguous GPU send that uses CUDA IPC.
  * ucxdt_worker_print_config prints the values in force.
  */
 #ifndef UCXDT_UCXDT_UCP_H

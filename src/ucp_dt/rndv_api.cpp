@@ -4,12 +4,15 @@
 #include "env.hpp"
 #include "rndv_worker.hpp"
 #include "transfer.hpp"
+#include "uct_cuda/memory_type.hpp"
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
 #include <random>
+
+#include <unistd.h>
 
 using namespace ucxdt;
 using namespace ucxdt::rndv;
@@ -60,11 +63,14 @@ ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t typ
     r->buffer = static_cast<char *>(buffer);
     r->count = count;
     r->packed = r->plan->packed_size;
-    // GPU layouts go through host staging: UCP 1.13's ucp_get_nbx selects RMA lanes for host
+    r->dense = r->plan->cls == UCXDT_PLAN_CONTIGUOUS;
+    r->gpu = layout_gpu(*r->plan, r->buffer);
+    // GPU memory is never handed to UCP's GET: UCP 1.13's ucp_get_nbx selects RMA lanes for host
     // memory only and otherwise emulates the GET with active messages whose handler reads the
     // remote address with the CPU (seen: SIGSEGV in ucp_get_req_handler on device memory, two
-    // H200s). The GPU packs into pinned host slots and unpacks from them (zero copy).
-    r->contig = r->plan->cls == UCXDT_PLAN_CONTIGUOUS && layout_gpu(*r->plan, r->buffer) < 0;
+    // H200s). GPU layouts take the CUDA IPC path on one node (rndv_ipc.cpp), else host staging:
+    // the GPU packs into pinned host slots and unpacks from them (zero copy).
+    r->contig = r->dense && r->gpu < 0;
     return UCXDT_OK;
 }
 
@@ -99,6 +105,8 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         c.frag = env_integer("UCXDT_FRAG_SIZE", c.frag);
         c.depth = static_cast<int>(env_integer("UCXDT_PIPELINE_DEPTH", c.depth));
         c.slots = static_cast<int>(env_integer("UCXDT_STAGING_SLOTS", c.slots));
+        c.ipc = env_flag("UCXDT_CUDA_IPC", c.ipc) && cuda::gpu_present();
+        c.ipc_frag_max = env_integer("UCXDT_IPC_FRAG_SIZE", c.ipc_frag_max, 4096, int64_t(1) << 30);
         const uint64_t m = params->field_mask;
         if (m & UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD) c.eager = params->eager_threshold;
         if (m & UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE) c.frag = params->frag_size;
@@ -115,6 +123,8 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         w->ucp_worker = params->ucp_worker;
         w->ucp_context = params->ucp_context;
         w->cfg = c;
+        w->node = node_identity();
+        w->pid = static_cast<int32_t>(getpid());
         std::random_device rd;
         w->uuid = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
                   static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -179,8 +189,9 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
     std::fprintf(stream,
                  "# ucxdt worker configuration\n"
                  "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\nUCXDT_PIPELINE_DEPTH=%d\n"
-                 "UCXDT_STAGING_SLOTS=%d\n",
-                 static_cast<long long>(c.eager), static_cast<long long>(c.frag), c.depth, c.slots);
+                 "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n",
+                 static_cast<long long>(c.eager), static_cast<long long>(c.frag), c.depth, c.slots,
+                 c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max));
 }
 
 ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params, ucxdt_ep_h *ep) {
@@ -188,14 +199,15 @@ ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *p
         if (!worker || !params || !ep) return fail(UCXDT_ERR_INVALID_PARAM, "worker, params and ep must not be NULL");
         if (!(params->field_mask & UCXDT_EP_PARAM_FIELD_UCP_EP) || !params->ucp_ep)
             return fail(UCXDT_ERR_INVALID_PARAM, "params->ucp_ep is required");
-        AmHeader hello{};
-        hello.kind = AmKind::hello;
-        hello.uuid = worker->uuid;
-        if (ucxdt_status_t st = worker->send_am(params->ucp_ep, hello, true)) return st;
-        auto *e = new ucxdt_ep;
+        auto e = std::make_unique<ucxdt_ep>();
         e->worker = worker;
         e->ucp_ep = params->ucp_ep;
-        *ep = e;
+        e->id = worker->next_ep_id++;
+        AmHeader hello = worker->hello(AmKind::hello);
+        hello.ep_id = e->id;
+        if (ucxdt_status_t st = worker->send_am(params->ucp_ep, hello, true)) return st;
+        worker->eps[e->id] = e.get();
+        *ep = e.release();
         return UCXDT_OK;
     });
 }
@@ -210,6 +222,7 @@ void ucxdt_ep_destroy(ucxdt_ep_h ep) {
         w->waiting.erase(std::remove(w->waiting.begin(), w->waiting.end(), r), w->waiting.end());
         w->complete(r, UCXDT_ERR_CANCELED);
     }
+    w->eps.erase(ep->id);
     delete ep;
 }
 

@@ -75,11 +75,20 @@ bool Worker::recv_matched(Request *r, const Event &e) {
     r->matched = true;
     r->status_pending = sig;
     r->nfrags = h.frag > 0 ? (h.packed + h.frag - 1) / h.frag : 0;
-    if (!sig && !r->contig && h.frag > cfg.frag)
+    if (!sig && !h.ipc && !r->contig && h.frag > cfg.frag)
         r->status_pending = fail(UCXDT_ERR_UNSUPPORTED, "the sender's fragments (UCXDT_FRAG_SIZE " +
                                  std::to_string(h.frag) + ") exceed this worker's staging slots");
     r->remote_slots.assign(static_cast<size_t>(r->nfrags), -1);
     const char *p = r->bounce.data() + sizeof h;
+    if (h.ipc) {
+        if (e.length < sizeof h + sizeof r->peer_ref) {
+            complete(r, fail(UCXDT_ERR_UCX, "an IPC RTS without its reference"));
+            return true;
+        }
+        std::memcpy(&r->peer_ref, p, sizeof r->peer_ref);
+        r->bounce.clear(), r->bounce.shrink_to_fit();
+        return recv_advance(r);
+    }
     for (int i = 0; i < h.initial && i < r->nfrags; ++i) std::memcpy(&r->remote_slots[i], p + i * 4, 4);
     p += static_cast<size_t>(h.initial) * 4;
     r->rkey_buf.assign(p, p + h.rkey_len);
@@ -104,14 +113,17 @@ void Worker::recv_finish(Request *r, ucxdt_status_t st) {
 bool Worker::recv_advance(Request *r) {
     if (r->status != UCXDT_INPROGRESS) return true;
     if (!r->peer) {
+        if (failed_peers.count(r->hdr.sender_uuid))
+            return complete(r, fail(UCXDT_ERR_PEER_FAILURE, "the sender failed")), true;
         const auto it = peers.find(r->hdr.sender_uuid);
         if (it == peers.end()) return false;  // its HELLO has not arrived yet
-        r->peer = it->second;
+        r->peer = it->second.ep;
     }
     if (r->status_pending) {
         if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
         return true;
     }
+    if (r->hdr.ipc) return recv_start_ipc(r), true;
     if (!r->rkey) {
         const ucs_status_t us = ucp_ep_rkey_unpack(r->peer, r->rkey_buf.data(), &r->rkey);
         if (us != UCS_OK) {
@@ -179,6 +191,7 @@ void Worker::recv_on_ready(const AmHeader &h) {
     const auto it = requests.find(h.rreq_id);
     if (it == requests.end() || it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
     Request *r = it->second;
+    if (r->ipc) return recv_ipc_frag(r, h.frag_index, h.slot, h.offset);
     if (h.frag_index >= 0 && h.frag_index < r->nfrags) r->remote_slots[h.frag_index] = h.slot;
     recv_advance(r);
 }

@@ -52,6 +52,7 @@ ucxdt_status_t pack_frag(Request *r, int64_t k, int slot) {
 }  // namespace
 
 void Worker::send_start(Request *r) {
+    if (send_start_ipc(r)) return;
     TagHeader &h = r->hdr;
     h.kind = TagKind::rts;
     h.frag = cfg.frag;
@@ -110,10 +111,11 @@ void Worker::send_on_am(const AmHeader &h) {
     r->rreq_id = h.rreq_id;
     if (r->next_pack >= r->nfrags) {
         r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), h.slot), r->slots.end());
-        r->pool->give(h.slot);
+        r->ipc ? r->dev->give(h.slot) : r->pool->give(h.slot);
         return;
     }
     const int64_t k = r->next_pack++;
+    if (r->ipc) return send_ipc_frag(r, k, h.slot);
     if (ucxdt_status_t st = pack_frag(r, k, h.slot)) return complete(r, st);
     AmHeader ready{};
     ready.kind = AmKind::ready;

@@ -1,8 +1,11 @@
 // Messages of the datatype-aware rendezvous (include/ucxdt/ucxdt_ucp.h). The first message of a
 // transfer is tagged with the user's tag: a TagHeader followed by the packed data (EAGER) or by
-// the initial slot list and the packed rkey (RTS). Everything else is a UCP active message whose
+// the initial slot list and the packed rkey (RTS), or by the IPC reference of the sender's data
+// or device staging (RTS of the CUDA IPC path). Everything else is a UCP active message whose
 // header is an AmHeader and which carries no data.
 #pragma once
+
+#include "uct_cuda/ipc.hpp"
 
 #include <cstdint>
 
@@ -17,7 +20,8 @@ struct TagHeader {
     uint32_t magic;
     TagKind kind;
     uint8_t contig;         // RTS: the sender's layout is contiguous; remote_addr is its data
-    uint8_t pad[2];
+    uint8_t ipc;            // RTS: CUDA IPC path; a cuda::IpcRef follows instead of slots and rkey
+    uint8_t pad;
     uint64_t sender_uuid;   // the sending worker, known to the receiver through HELLO
     uint64_t sreq_id;       // the send request, named in the receiver's replies
     int64_t packed;         // packed bytes of the message
@@ -31,22 +35,33 @@ struct TagHeader {
 };
 
 enum class AmKind : uint8_t {
-    hello = 1,  // sender_uuid introduces the sending worker (sent with UCP_AM_SEND_FLAG_REPLY)
-    ready = 2,  // to the receiver: fragment `frag_index` is ready in sender slot `slot`
-    ack = 3,    // to the sender: fragment `frag_index` was fetched, its slot may be reused
-    ats = 4     // to the sender: the transfer ended with `status`
+    hello = 1,        // introduces the sending worker: uuid, node, pid, ipc, ep_id (sent with
+                      // UCP_AM_SEND_FLAG_REPLY)
+    ready = 2,        // to the receiver: fragment `frag_index` is ready in sender slot `slot`
+    ack = 3,          // to the sender: fragment `frag_index` was fetched, its slot may be reused
+    ats = 4,          // to the sender: the transfer ended with `status`
+    hello_reply = 5,  // the answer to a hello, with the same fields, for ucxdt endpoint `ep_id`
+    rtr = 6,          // IPC path, to a non-contiguous sender: pack into `ref` (direct) or into
+                      // device staging slots announced with READY
+    fin = 7           // IPC path, to the receiver: the sender's part ended with `status`
 };
 
 struct AmHeader {
     AmKind kind;
-    uint8_t pad[3];
+    uint8_t ipc;        // hello: CUDA IPC is enabled on the sending worker
+    uint8_t direct;     // rtr: `ref` is the receiver's contiguous buffer
+    uint8_t pad;
     int32_t status;
     uint64_t uuid;      // hello: the sender's worker
     uint64_t sreq_id;
     uint64_t rreq_id;
     int64_t frag_index;
     int32_t slot;
-    int32_t pad2;
+    int32_t pid;        // hello: the sending process
+    uint64_t node;      // hello: the sending node (host, boot and network namespace)
+    uint64_t ep_id;     // hello: the ucxdt endpoint that sent it
+    uint64_t offset;    // ready (IPC path): byte offset of the slot in the sender's staging
+    cuda::IpcRef ref;   // rtr (direct)
 };
 
 }  // namespace ucxdt::rndv

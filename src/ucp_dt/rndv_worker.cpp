@@ -2,9 +2,30 @@
 
 #include "error.hpp"
 
+#include <fstream>
 #include <new>
+#include <string>
+
+#include <unistd.h>
 
 namespace ucxdt::rndv {
+
+uint64_t node_identity() {
+    std::string id;
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    id += host;
+    if (std::ifstream boot("/proc/sys/kernel/random/boot_id"); boot) {
+        std::string b;
+        std::getline(boot, b);
+        id += "|" + b;
+    }
+    char ns[128] = {};
+    if (readlink("/proc/self/ns/net", ns, sizeof ns - 1) > 0) id += std::string("|") + ns;
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
 
 ucxdt_status_t Worker::take_slots(Request *r, int want) {
     auto &p = pools[r->is_send ? 0 : 1];
@@ -33,8 +54,9 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     r->status = status;
     if (r->memh) ucp_mem_unmap(ucp_context, r->memh), r->memh = nullptr;
     if (r->rkey) ucp_rkey_destroy(r->rkey), r->rkey = nullptr;
-    for (int s : r->slots) r->pool->give(s);
+    for (int s : r->slots) (r->ipc && r->is_send ? r->dev->give(s) : r->pool->give(s));
     r->slots.clear();
+    if (r->peer_mem) imports->unmap(r->peer_uuid, r->peer_ref, r->map_device), r->peer_mem = nullptr;
     r->free_slots.clear();
     if (r->type) ucxdt_type_free(&r->type);
     // The tagged message and the receive bounce buffer stay while UCP may still use them.
@@ -58,9 +80,14 @@ ucxdt_status_t Worker::ucx_error(const char *what, ucs_status_t us) {
 
 void Worker::peer_failed(ucp_ep_h ep) {
     for (auto it = peers.begin(); it != peers.end();) {
-        if (it->second == ep) failed_peers.insert(it->first), it = peers.erase(it);
+        if (it->second.ep == ep) failed_peers.insert(it->first), it = peers.erase(it);
         else ++it;
     }
+    for (auto &[id, e] : eps)
+        if (e->ucp_ep == ep && e->peer_known) failed_peers.insert(e->peer_uuid);
+    // Its memory is unmapped once no GPU work of ours can still touch it.
+    for (auto &[device, g] : gpus) cudaStreamSynchronize(g->stream());
+    for (uint64_t uuid : failed_peers) imports->forget_peer(uuid);
     std::vector<Request *> hit;
     for (auto &[id, r] : requests) {
         if (r->status != UCXDT_INPROGRESS) continue;
@@ -109,8 +136,19 @@ ucxdt_status_t Worker::send_am(ucp_ep_h ep, const AmHeader &h, bool reply) {
     return UCXDT_OK;
 }
 
+AmHeader Worker::hello(AmKind kind) const {
+    AmHeader h{};
+    h.kind = kind;
+    h.uuid = uuid;
+    h.node = node;
+    h.pid = pid;
+    h.ipc = cfg.ipc ? 1 : 0;
+    return h;
+}
+
 unsigned Worker::progress() {
     unsigned n = ucp_worker_progress(ucp_worker);
+    n += poll_gpu();
     while (!events.empty()) {
         const Event e = events.front();
         events.pop_front();
@@ -138,10 +176,26 @@ unsigned Worker::progress() {
             break;
         case Event::am_message:
             switch (e.am.kind) {
-            case AmKind::hello: peers[e.am.uuid] = e.reply_ep; break;
+            case AmKind::hello: {
+                peers[e.am.uuid] = PeerInfo{e.reply_ep, e.am.node, e.am.pid, e.am.ipc != 0};
+                AmHeader reply = hello(AmKind::hello_reply);
+                reply.ep_id = e.am.ep_id;
+                send_am(e.reply_ep, reply, false);
+                break;
+            }
+            case AmKind::hello_reply:
+                if (const auto it = eps.find(e.am.ep_id); it != eps.end()) {
+                    Ep *ep = it->second;
+                    ep->peer = PeerInfo{ep->ucp_ep, e.am.node, e.am.pid, e.am.ipc != 0};
+                    ep->peer_uuid = e.am.uuid;
+                    ep->peer_known = true;
+                }
+                break;
             case AmKind::ready: recv_on_ready(e.am); break;
             case AmKind::ack:
             case AmKind::ats: send_on_am(e.am); break;
+            case AmKind::rtr: send_on_rtr(e.am); break;
+            case AmKind::fin: recv_on_fin(e.am); break;
             }
             break;
         }
@@ -151,7 +205,7 @@ unsigned Worker::progress() {
     for (size_t k = waiting.size(); k > 0 && !waiting.empty(); --k) {
         Request *r = waiting.front();
         waiting.pop_front();
-        if (r->is_send) send_start(r);
+        if (r->is_send) r->ipc ? send_ipc_stage(r) : send_start(r);
         else if (!recv_advance(r)) waiting.push_back(r);
         ++n;
     }

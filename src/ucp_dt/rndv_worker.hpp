@@ -6,6 +6,8 @@
 #include "plan.hpp"
 #include "rndv_wire.hpp"
 #include "staging_pool.hpp"
+#include "uct_cuda/device_staging.hpp"
+#include "uct_cuda/ipc.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
 
@@ -23,10 +25,16 @@ struct Config {
     int64_t frag = 1 << 20;
     int depth = 4;
     int slots = 16;
+    bool ipc = true;                 // UCXDT_CUDA_IPC
+    int64_t ipc_frag_max = 32 << 20;  // UCXDT_IPC_FRAG_SIZE: largest fragment (device staging slot)
 };
 
 struct Worker;
 struct Ep;
+
+/// This node, as far as CUDA IPC is concerned: a hash of the host name, the boot ID and the
+/// network namespace (so that processes in separate namespaces stand in for separate nodes).
+uint64_t node_identity();
 
 /// One send or receive. Owned by the worker until both completed and freed by the user.
 struct Request {
@@ -45,9 +53,13 @@ struct Request {
     ucxdt_type_t type = UCXDT_TYPE_NULL;  // a dup, released at completion
     PlanPtr plan;
     bool contig = false;  // the buffer is the packed stream, and UCP may GET to or from it
+    bool dense = false;   // the buffer is the packed stream (host or GPU)
+    int gpu = -1;         // the GPU of the layout, -1 for host memory
     int64_t packed = 0;   // send: bytes sent; receive: capacity, then bytes received
     StagingPool *pool = nullptr;  // the worker's pool of this request's role, once slots are held
-    std::vector<int> slots;       // staging slots held (send: filled or being refilled)
+    cuda::DeviceStaging *dev = nullptr;  // IPC path: the stream (and, sending, the slots) of `gpu`
+    std::vector<int> slots;       // staging slots held (send: filled or being refilled), in
+                                  // the device staging when the request is on the IPC path
     int64_t nfrags = 0;           // fragments of the rendezvous (both sides)
 
     // Send.
@@ -57,6 +69,14 @@ struct Request {
     ucp_mem_h memh = nullptr;              // contiguous rendezvous: the user's buffer
     int64_t next_pack = 0;                 // next fragment to pack
     uint64_t rreq_id = 0;                  // the receiver's request, from its first ACK
+
+    // CUDA IPC path (both sides).
+    bool ipc = false;
+    cuda::IpcRef peer_ref{};       // the peer memory mapped for this request
+    char *peer_mem = nullptr;      // ... at this local address (sender data, its staging, or
+                                   // the receiver's buffer)
+    int map_device = -1;
+    uint64_t peer_uuid = 0;
 
     // Receive.
     ucp_tag_t tag_mask = 0, sender_tag = 0;
@@ -77,6 +97,17 @@ struct Request {
     int64_t frag_bytes(int64_t k) const { return std::min(hdr.frag, hdr.packed - k * hdr.frag); }
 };
 
+/// GPU work of the IPC path, polled in ucxdt_worker_progress (an event of the request's stream;
+/// none when the work ran synchronously).
+struct GpuOp {
+    enum Kind { recv_all, recv_frag, send_frag, send_all } kind;
+    Request *req = nullptr;
+    cuda::DeviceStaging *dev = nullptr;  // whose stream and event
+    cudaEvent_t event = nullptr;
+    int64_t frag = -1;
+    int slot = -1;
+};
+
 /// Events from UCP callbacks, handled in ucxdt_worker_progress.
 struct Event {
     enum Kind { tag_recv_done, tag_send_done, get_done, am_message, peer_failed } kind;
@@ -90,9 +121,21 @@ struct Event {
     ucp_ep_h reply_ep = nullptr;  // am_message: the sender; peer_failed: the failed endpoint
 };
 
+/// A peer worker as its HELLO or HELLO reply describes it.
+struct PeerInfo {
+    ucp_ep_h ep = nullptr;  // to reach it (the HELLO's reply endpoint)
+    uint64_t node = 0;
+    int32_t pid = 0;
+    bool ipc = false;
+};
+
 struct Ep {
     Worker *worker = nullptr;
     ucp_ep_h ucp_ep = nullptr;
+    uint64_t id = 0;
+    bool peer_known = false;  // the HELLO reply arrived
+    uint64_t peer_uuid = 0;
+    PeerInfo peer;
 };
 
 struct Worker {
@@ -102,7 +145,11 @@ struct Worker {
     uint64_t uuid = 0;
     uint64_t next_id = 1;
     std::unordered_map<uint64_t, Request *> requests;     // every live request by id
-    std::unordered_map<uint64_t, ucp_ep_h> peers;         // worker uuid -> endpoint back to it
+    uint64_t node = 0;                                    // this node (see node_identity())
+    int32_t pid = 0;
+    std::unordered_map<uint64_t, PeerInfo> peers;         // worker uuid -> how to reach it
+    std::unordered_map<uint64_t, Ep *> eps;               // ucxdt endpoints by id
+    uint64_t next_ep_id = 1;
     std::unordered_set<uint64_t> failed_peers;            // workers whose endpoint failed
     std::deque<Event> events;
     std::deque<Request *> waiting;                        // for staging or for a HELLO
@@ -110,6 +157,10 @@ struct Worker {
     // Host staging per role, made on first use: sends and receives apart, so that a receive
     // never waits for slots held by sends that themselves wait for receives.
     std::unique_ptr<StagingPool> pools[2];
+    // The CUDA IPC path: peers' memory mapped here, and per GPU a stream and device staging.
+    std::unique_ptr<cuda::IpcImports> imports = std::make_unique<cuda::IpcImports>();
+    std::unordered_map<int, std::unique_ptr<cuda::DeviceStaging>> gpus;
+    std::deque<GpuOp> gpu_ops;
 
     /// Takes up to `want` slots of the pool of r's role into r->slots; false when none is free.
     ucxdt_status_t take_slots(Request *r, int want);
@@ -129,6 +180,25 @@ struct Worker {
     static ucxdt_status_t ucx_error(const char *what, ucs_status_t us);
     ucxdt_status_t send_am(ucp_ep_h ep, const AmHeader &h, bool reply);
     unsigned progress();
+
+    // The CUDA IPC path (rndv_ipc.cpp).
+    bool ipc_peer(const PeerInfo &p) const { return cfg.ipc && p.ipc && p.node == node; }
+    ucxdt_status_t gpu(int device, cuda::DeviceStaging **out);
+    bool send_start_ipc(Request *r);         // false: the host path serves it
+    void send_on_rtr(const AmHeader &h);
+    void send_ipc_stage(Request *r);         // takes device slots, packs the first fragments
+    void recv_start_ipc(Request *r);
+    void recv_on_fin(const AmHeader &h);
+    void recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset);  // READY on the IPC path
+    void send_ipc_frag(Request *r, int64_t k, int slot);
+    void send_ipc_fail(Request *r, ucxdt_status_t st);  // FIN with the error, then complete
+    AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields
+    /// Runs `work` on r's GPU stream (or synchronously for host memory) and queues `op`.
+    template <class Work> ucxdt_status_t launch(Request *r, GpuOp op, Work work);
+    ucxdt_status_t map_peer(Request *r, const cuda::IpcRef &ref, uint64_t peer_uuid, const PeerInfo &p);
+    unsigned poll_gpu();
+    void gpu_done(const GpuOp &op);
+    static int64_t ipc_frag(const Config &c, int64_t packed);  // the fragment size model
 
     // Protocol steps (rndv_send.cpp, rndv_recv.cpp).
     void send_start(Request *r);             // rendezvous: slots, first fragments, RTS

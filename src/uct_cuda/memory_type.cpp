@@ -4,10 +4,7 @@
 
 namespace ucxdt::cuda {
 
-namespace {
-
-// Machines without a GPU or driver (CI) skip the driver calls altogether.
-bool cuda_present() {
+bool gpu_present() {
     static const bool present = [] {
         int n = 0;
         const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
@@ -17,10 +14,8 @@ bool cuda_present() {
     return present;
 }
 
-}  // namespace
-
 MemoryType memory_type(const void *ptr, int *device) {
-    if (!ptr || !cuda_present()) return MemoryType::HOST;
+    if (!ptr || !gpu_present()) return MemoryType::HOST;
     cudaPointerAttributes attr{};
     if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
         cudaGetLastError();

@@ -10,6 +10,10 @@ enum class MemoryType {
     MANAGED        // unified memory, accessible from host and device
 };
 
+/// Whether a CUDA device and driver are present (checked once). Machines without them (CI)
+/// skip the driver calls altogether.
+bool gpu_present();
+
 /// The memory type of `ptr` and, for DEVICE and MANAGED, the device ordinal in *device.
 /// Thread-safe. Costs one driver call when a GPU is present, none otherwise.
 MemoryType memory_type(const void *ptr, int *device = nullptr);

@@ -1,0 +1,74 @@
+#include "device_staging.hpp"
+
+#include "cuda_check.hpp"
+
+namespace ucxdt::cuda {
+
+ucxdt_status_t DeviceStaging::create(int device, int slots, int64_t slot_bytes, DeviceStaging **out) {
+    auto *d = new DeviceStaging;
+    d->device_ = device;
+    d->slots_ = slots;
+    d->slot_bytes_ = slot_bytes;
+    DeviceGuard g(device);
+    ucxdt_status_t st = g.status();
+    if (!st) st = check(cudaStreamCreateWithFlags(&d->stream_, cudaStreamDefault), "cudaStreamCreate (rendezvous)");
+    if (st) {
+        delete d;
+        return st;
+    }
+    *out = d;
+    return UCXDT_OK;
+}
+
+DeviceStaging::~DeviceStaging() {
+    DeviceGuard g(device_);
+    if (stream_) cudaStreamSynchronize(stream_), cudaStreamDestroy(stream_);
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    if (base_) cudaFree(base_);
+    cudaGetLastError();
+}
+
+ucxdt_status_t DeviceStaging::record(cudaEvent_t *event) {
+    DeviceGuard g(device_);
+    if (ucxdt_status_t st = g.status()) return st;
+    cudaEvent_t e = nullptr;
+    if (!events_.empty()) {
+        e = events_.back();
+        events_.pop_back();
+    } else if (ucxdt_status_t st = check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate")) {
+        return st;
+    }
+    if (ucxdt_status_t st = check(cudaEventRecord(e, stream_), "cudaEventRecord")) {
+        events_.push_back(e);
+        return st;
+    }
+    *event = e;
+    return UCXDT_OK;
+}
+
+ucxdt_status_t DeviceStaging::allocate() {
+    if (base_) return UCXDT_OK;
+    DeviceGuard g(device_);
+    if (ucxdt_status_t st = g.status()) return st;
+    if (ucxdt_status_t st = check(cudaMalloc(reinterpret_cast<void **>(&base_), static_cast<size_t>(slot_bytes_ * slots_)),
+                                  "cudaMalloc (device staging)"))
+        return st;
+    if (ucxdt_status_t st = ipc_export(base_, &ref_)) {
+        cudaFree(base_);
+        base_ = nullptr;
+        return st;
+    }
+    for (int i = slots_ - 1; i >= 0; --i) free_.push_back(i);
+    return UCXDT_OK;
+}
+
+std::vector<int> DeviceStaging::take(int want) {
+    std::vector<int> got;
+    while (static_cast<int>(got.size()) < want && !free_.empty()) {
+        got.push_back(free_.back());
+        free_.pop_back();
+    }
+    return got;
+}
+
+}  // namespace ucxdt::cuda

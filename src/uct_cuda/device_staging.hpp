@@ -1,0 +1,51 @@
+// What a rendezvous worker keeps per GPU for the CUDA IPC path: a stream for its packs, unpacks
+// and copies (blocking, like the library's other internal streams), reusable events to poll
+// their completion, and staging slots in device memory exported once for IPC, into which a
+// non-contiguous sender packs fragments for the peer to read.
+#pragma once
+
+#include "ipc.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace ucxdt::cuda {
+
+class DeviceStaging {
+public:
+    /// `slots` x `slot_bytes` of staging, allocated on first take().
+    static ucxdt_status_t create(int device, int slots, int64_t slot_bytes, DeviceStaging **out);
+    ~DeviceStaging();
+    DeviceStaging(const DeviceStaging &) = delete;
+    DeviceStaging &operator=(const DeviceStaging &) = delete;
+
+    int device() const { return device_; }
+    cudaStream_t stream() const { return stream_; }
+    /// An event recorded on the stream now (returned with give_event once complete).
+    ucxdt_status_t record(cudaEvent_t *event);
+    void give_event(cudaEvent_t e) { events_.push_back(e); }
+
+    /// Allocates and exports the staging slots (once; later calls return at once).
+    ucxdt_status_t allocate();
+    /// Takes up to `want` free slots (none when all are taken); after allocate().
+    std::vector<int> take(int want);
+    void give(int slot) { free_.push_back(slot); }
+    char *slot(int i) const { return base_ + slot_offset(i); }
+    int64_t slot_offset(int i) const { return static_cast<int64_t>(i) * slot_bytes_; }
+    /// The IPC reference of slot 0 (valid once a slot was taken).
+    const IpcRef &ref() const { return ref_; }
+
+private:
+    DeviceStaging() = default;
+    int device_ = -1, slots_ = 0;
+    int64_t slot_bytes_ = 0;
+    cudaStream_t stream_ = nullptr;
+    std::vector<cudaEvent_t> events_;
+    char *base_ = nullptr;
+    IpcRef ref_{};
+    std::vector<int> free_;
+};
+
+}  // namespace ucxdt::cuda

@@ -1,0 +1,163 @@
+#include "ipc.hpp"
+
+#include "cuda_check.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <unordered_map>
+
+namespace ucxdt::cuda {
+
+namespace {
+
+// Driver calls the runtime does not offer, reached through the runtime's entry-point query so
+// that libucxdt links the runtime only.
+struct Driver {
+    CUresult (*get_address_range)(CUdeviceptr *, size_t *, CUdeviceptr) = nullptr;
+    CUresult (*pointer_attribute)(void *, CUpointer_attribute, CUdeviceptr) = nullptr;
+};
+
+const Driver &driver() {
+    static const Driver d = [] {
+        Driver x;
+        cudaDriverEntryPointQueryResult q{};
+        void *fn = nullptr;
+        if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess && q == cudaDriverEntryPointSuccess)
+            x.get_address_range = reinterpret_cast<decltype(x.get_address_range)>(fn);
+        if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &fn, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess && q == cudaDriverEntryPointSuccess)
+            x.pointer_attribute = reinterpret_cast<decltype(x.pointer_attribute)>(fn);
+        cudaGetLastError();
+        return x;
+    }();
+    return d;
+}
+
+// Exports by allocation base; an entry is valid while the allocation there has the same
+// buffer ID (a freed and reallocated range gets a new ID and a new handle).
+struct ExportCache {
+    std::mutex mutex;
+    struct Entry {
+        unsigned long long buffer_id;
+        IpcRef ref;
+    };
+    std::unordered_map<uint64_t, Entry> by_base;
+};
+
+ExportCache &export_cache() {
+    static auto *c = new ExportCache;  // never destroyed: exports may happen during exit
+    return *c;
+}
+
+}  // namespace
+
+ucxdt_status_t ipc_export(const void *ptr, IpcRef *ref) {
+    const Driver &d = driver();
+    if (!d.get_address_range || !d.pointer_attribute)
+        return fail(UCXDT_ERR_UNSUPPORTED, "CUDA IPC: the driver entry points are not available");
+    CUdeviceptr base = 0;
+    size_t bytes = 0;
+    unsigned long long id = 0;
+    const auto p = reinterpret_cast<CUdeviceptr>(ptr);
+    if (d.get_address_range(&base, &bytes, p) != CUDA_SUCCESS ||
+        d.pointer_attribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p) != CUDA_SUCCESS)
+        return fail(UCXDT_ERR_UNSUPPORTED, "CUDA IPC: not device memory of this process");
+    ExportCache &c = export_cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.by_base.find(base);
+    if (it == c.by_base.end() || it->second.buffer_id != id) {
+        cudaIpcMemHandle_t h{};
+        const cudaError_t err = cudaIpcGetMemHandle(&h, reinterpret_cast<void *>(base));
+        if (err != cudaSuccess) {
+            cudaGetLastError();
+            return fail(UCXDT_ERR_UNSUPPORTED, std::string("CUDA IPC: cudaIpcGetMemHandle: ") +
+                                                   cudaGetErrorString(err) +
+                                                   " (memory from cudaMallocAsync pools cannot be exported this way)");
+        }
+        ExportCache::Entry e{id, {}};
+        static_assert(sizeof h == sizeof e.ref.handle);
+        std::memcpy(e.ref.handle, &h, sizeof h);
+        e.ref.base = base;
+        e.ref.alloc_bytes = bytes;
+        it = c.by_base.insert_or_assign(base, e).first;
+    }
+    *ref = it->second.ref;
+    ref->offset = p - base;
+    return UCXDT_OK;
+}
+
+IpcImports::~IpcImports() {
+    while (!entries_.empty()) close(entries_.begin());
+}
+
+void IpcImports::close(std::map<Key, Entry>::iterator it) {
+    if (it->second.holds == 0) idle_.erase(it->second.lru);
+    DeviceGuard g(it->first.device);
+    cudaIpcCloseMemHandle(it->second.base);
+    cudaGetLastError();
+    entries_.erase(it);
+}
+
+void IpcImports::trim() {
+    while (idle_.size() > capacity_) close(entries_.find(idle_.front()));
+}
+
+ucxdt_status_t IpcImports::map(uint64_t peer, const IpcRef &ref, int device, bool same_process, char **out) {
+    if (same_process) {
+        // The exporter's address is ours; a kernel on another GPU needs peer access to it.
+        int owner = -1;
+        cudaPointerAttributes a{};
+        if (cudaPointerGetAttributes(&a, reinterpret_cast<void *>(ref.base)) == cudaSuccess) owner = a.device;
+        cudaGetLastError();
+        if (owner >= 0 && owner != device) {
+            DeviceGuard g(device);
+            const cudaError_t err = cudaDeviceEnablePeerAccess(owner, 0);
+            if (err != cudaSuccess && err != cudaErrorPeerAccessAlreadyEnabled)
+                return check(err, "cudaDeviceEnablePeerAccess");
+            cudaGetLastError();
+        }
+        *out = reinterpret_cast<char *>(ref.base + ref.offset);
+        return UCXDT_OK;
+    }
+    Key k{peer, device, std::string(ref.handle, sizeof ref.handle)};
+    auto it = entries_.find(k);
+    if (it == entries_.end()) {
+        DeviceGuard g(device);
+        if (ucxdt_status_t st = g.status()) return st;
+        cudaIpcMemHandle_t h{};
+        std::memcpy(&h, ref.handle, sizeof h);
+        void *base = nullptr;
+        if (ucxdt_status_t st = check(cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess),
+                                      "cudaIpcOpenMemHandle (the peer's memory)"))
+            return st;
+        it = entries_.emplace(k, Entry{static_cast<char *>(base), 0, {}}).first;
+    } else if (it->second.holds == 0) {
+        idle_.erase(it->second.lru);
+    }
+    ++it->second.holds;
+    *out = it->second.base + ref.offset;
+    return UCXDT_OK;
+}
+
+void IpcImports::unmap(uint64_t peer, const IpcRef &ref, int device) {
+    auto it = entries_.find(Key{peer, device, std::string(ref.handle, sizeof ref.handle)});
+    if (it == entries_.end() || it->second.holds == 0) return;
+    if (--it->second.holds == 0) it->second.lru = idle_.insert(idle_.end(), it->first);
+    trim();
+}
+
+void IpcImports::forget_peer(uint64_t peer) {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+        auto next = std::next(it);
+        if (it->first.peer == peer) {
+            if (it->second.holds > 0) it->second.holds = 0, it->second.lru = idle_.insert(idle_.end(), it->first);
+            close(it);
+        }
+        it = next;
+    }
+}
+
+}  // namespace ucxdt::cuda

@@ -1,0 +1,69 @@
+// CUDA IPC for the rendezvous between processes of one node: exporting device memory
+// (cudaIpcGetMemHandle of the allocation that holds a pointer, cached by the driver's buffer ID
+// so that a freed and reallocated address is exported anew) and importing a peer's memory
+// (cudaIpcOpenMemHandle, cached per peer and reference-counted, closed when unused entries
+// exceed the cache size or the peer fails).
+#pragma once
+
+#include <ucxdt/ucxdt.h>
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace ucxdt::cuda {
+
+/// A reference to device memory that travels to a peer. Plain bytes: no CUDA types on the wire.
+struct IpcRef {
+    char handle[64];       // cudaIpcMemHandle_t of the allocation
+    uint64_t base;         // the allocation's address in the exporting process
+    uint64_t offset;       // of the referenced byte within the allocation
+    uint64_t alloc_bytes;  // size of the allocation
+};
+
+/// Fills `ref` for the device memory at `ptr`. UCXDT_ERR_UNSUPPORTED when the memory cannot be
+/// exported (not device memory, or from a pool allocator without legacy IPC); thread-safe.
+ucxdt_status_t ipc_export(const void *ptr, IpcRef *ref);
+
+/// Imports peers' memory into this process, on the GPU current at map time. Not thread-safe:
+/// one per ucxdt worker.
+class IpcImports {
+public:
+    explicit IpcImports(size_t capacity = 64) : capacity_(capacity) {}
+    ~IpcImports();
+    IpcImports(const IpcImports &) = delete;
+    IpcImports &operator=(const IpcImports &) = delete;
+
+    /// The local address of `ref`'s byte for `device`, held until unmap(). With `same_process`
+    /// the exporter's address is used as it is (a process cannot open its own handles); peer
+    /// access to the exporter's GPU is then enabled when needed.
+    ucxdt_status_t map(uint64_t peer, const IpcRef &ref, int device, bool same_process, char **out);
+    /// Drops the hold of one map() of `ref` by `peer`.
+    void unmap(uint64_t peer, const IpcRef &ref, int device);
+    /// Closes every mapping of `peer` (it failed); the caller made sure the GPU is done with them.
+    void forget_peer(uint64_t peer);
+
+private:
+    struct Key {
+        uint64_t peer;
+        int device;
+        std::string handle;
+        bool operator<(const Key &o) const {
+            return peer != o.peer ? peer < o.peer : device != o.device ? device < o.device : handle < o.handle;
+        }
+    };
+    struct Entry {
+        char *base = nullptr;
+        int holds = 0;
+        std::list<Key>::iterator lru;  // position among entries without holds, when holds == 0
+    };
+    void close(std::map<Key, Entry>::iterator it);
+    void trim();
+    size_t capacity_;
+    std::map<Key, Entry> entries_;
+    std::list<Key> idle_;  // unheld entries, least recently used first
+};
+
+}  // namespace ucxdt::cuda
