@@ -65,18 +65,6 @@ template <class Work> ucxdt_status_t Worker::launch(Request *r, GpuOp op, Work w
     return UCXDT_OK;
 }
 
-namespace {
-
-// Copies n bytes between (possibly peer-mapped) buffers, on `stream` or synchronously.
-ucxdt_status_t copy(char *dst, const char *src, int64_t n, int device, const cudaStream_t *stream) {
-    cuda::DeviceGuard g(device);
-    if (ucxdt_status_t st = g.status()) return st;
-    if (stream) return cuda::check(cudaMemcpyAsync(dst, src, static_cast<size_t>(n), cudaMemcpyDefault, *stream), "cudaMemcpyAsync (IPC)");
-    return cuda::check(cudaMemcpy(dst, src, static_cast<size_t>(n), cudaMemcpyDefault), "cudaMemcpy (IPC)");
-}
-
-}  // namespace
-
 ucxdt_status_t Worker::map_peer(Request *r, const cuda::IpcRef &ref, uint64_t uuid, const PeerInfo &p) {
     int device = r->gpu;
     if (device < 0)
@@ -185,8 +173,8 @@ void Worker::recv_start_ipc(Request *r) {
     if (r->hdr.contig) {
         // Straight from the sender's buffer.
         if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st);
+        // transfer() copies with cudaMemcpyAsync when the receive layout is contiguous.
         const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
-            if (r->dense) return copy(at(r->buffer, r->plan->base), r->peer_mem, r->hdr.packed, r->map_device, s);
             return transfer(*r->plan, r->buffer, r->peer_mem, 0, r->hdr.packed, false, s);
         });
         if (st) recv_finish(r, st);
@@ -211,11 +199,9 @@ void Worker::recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset) {
     GpuOp op{GpuOp::recv_frag};
     op.frag = k;
     op.slot = slot;
-    const char *src = r->peer_mem + offset;
+    char *src = r->peer_mem + offset;
     const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
-        if (r->dense)
-            return copy(at(r->buffer, r->plan->base + k * r->hdr.frag), src, r->frag_bytes(k), r->map_device, s);
-        return transfer(*r->plan, r->buffer, const_cast<char *>(src), k * r->hdr.frag, r->frag_bytes(k), false, s);
+        return transfer(*r->plan, r->buffer, src, k * r->hdr.frag, r->frag_bytes(k), false, s);
     });
     if (st) {
         if (r->dev) cudaStreamSynchronize(r->dev->stream());

@@ -111,7 +111,7 @@ void Worker::send_on_am(const AmHeader &h) {
     r->rreq_id = h.rreq_id;
     if (r->next_pack >= r->nfrags) {
         r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), h.slot), r->slots.end());
-        r->ipc ? r->dev->give(h.slot) : r->pool->give(h.slot);
+        r->give_slot(h.slot);
         return;
     }
     const int64_t k = r->next_pack++;

@@ -54,7 +54,7 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     r->status = status;
     if (r->memh) ucp_mem_unmap(ucp_context, r->memh), r->memh = nullptr;
     if (r->rkey) ucp_rkey_destroy(r->rkey), r->rkey = nullptr;
-    for (int s : r->slots) (r->ipc && r->is_send ? r->dev->give(s) : r->pool->give(s));
+    for (int s : r->slots) r->give_slot(s);
     r->slots.clear();
     if (r->peer_mem) imports->unmap(r->peer_uuid, r->peer_ref, r->map_device), r->peer_mem = nullptr;
     r->free_slots.clear();

@@ -93,6 +93,10 @@ struct Request {
     bool matched = false;
     ucxdt_status_t status_pending = UCXDT_OK;  // the end is decided; waiting for GETs in flight
 
+    /// Returns one of r's slots to where it came from: the device staging of a send on the IPC
+    /// path (only sends hold slots there), else the host pool.
+    void give_slot(int s) { ipc ? dev->give(s) : pool->give(s); }
+
     /// Bytes of fragment k (hdr.packed is the message size on both sides).
     int64_t frag_bytes(int64_t k) const { return std::min(hdr.frag, hdr.packed - k * hdr.frag); }
 };

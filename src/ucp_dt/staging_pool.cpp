@@ -43,7 +43,7 @@ ucxdt_status_t StagingPool::create(ucp_context_h ctx, int slots, int64_t slot_by
     }
     p->rkey_.assign(static_cast<char *>(rkey), static_cast<char *>(rkey) + rkey_len);
     ucp_rkey_buffer_release(rkey);
-    for (int i = slots - 1; i >= 0; --i) p->free_.push_back(i);
+    p->free_.reset(slots);
     *out = p;
     return UCXDT_OK;
 }
@@ -52,15 +52,6 @@ StagingPool::~StagingPool() {
     if (memh_) ucp_mem_unmap(ctx_, memh_);
     if (registered_) cudaHostUnregister(base_);
     std::free(base_);
-}
-
-std::vector<int> StagingPool::take(int want) {
-    std::vector<int> got;
-    while (static_cast<int>(got.size()) < want && !free_.empty()) {
-        got.push_back(free_.back());
-        free_.pop_back();
-    }
-    return got;
 }
 
 }  // namespace ucxdt::rndv

@@ -3,6 +3,8 @@
 // ucp_mem_map, so that a peer can GET from it with one rkey; handed out slot by slot.
 #pragma once
 
+#include "slot_list.hpp"
+
 #include <ucxdt/ucxdt.h>
 
 #include <ucp/api/ucp.h>
@@ -23,8 +25,8 @@ public:
     const std::vector<char> &rkey() const { return rkey_; }
 
     /// Takes up to `want` free slots (none when all are taken).
-    std::vector<int> take(int want);
-    void give(int slot) { free_.push_back(slot); }
+    std::vector<int> take(int want) { return free_.take(want); }
+    void give(int slot) { free_.give(slot); }
 
 private:
     StagingPool() = default;
@@ -34,7 +36,7 @@ private:
     bool registered_ = false;  // page-locked with cudaHostRegister
     ucp_mem_h memh_ = nullptr;
     std::vector<char> rkey_;
-    std::vector<int> free_;
+    SlotList free_;
 };
 
 }  // namespace ucxdt::rndv

@@ -58,17 +58,8 @@ ucxdt_status_t DeviceStaging::allocate() {
         base_ = nullptr;
         return st;
     }
-    for (int i = slots_ - 1; i >= 0; --i) free_.push_back(i);
+    free_.reset(slots_);
     return UCXDT_OK;
-}
-
-std::vector<int> DeviceStaging::take(int want) {
-    std::vector<int> got;
-    while (static_cast<int>(got.size()) < want && !free_.empty()) {
-        got.push_back(free_.back());
-        free_.pop_back();
-    }
-    return got;
 }
 
 }  // namespace ucxdt::cuda

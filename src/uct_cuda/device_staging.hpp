@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ipc.hpp"
+#include "ucp_dt/slot_list.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -15,7 +16,7 @@ namespace ucxdt::cuda {
 
 class DeviceStaging {
 public:
-    /// `slots` x `slot_bytes` of staging, allocated on first take().
+    /// `slots` x `slot_bytes` of staging, allocated by allocate().
     static ucxdt_status_t create(int device, int slots, int64_t slot_bytes, DeviceStaging **out);
     ~DeviceStaging();
     DeviceStaging(const DeviceStaging &) = delete;
@@ -30,11 +31,11 @@ public:
     /// Allocates and exports the staging slots (once; later calls return at once).
     ucxdt_status_t allocate();
     /// Takes up to `want` free slots (none when all are taken); after allocate().
-    std::vector<int> take(int want);
-    void give(int slot) { free_.push_back(slot); }
+    std::vector<int> take(int want) { return free_.take(want); }
+    void give(int slot) { free_.give(slot); }
     char *slot(int i) const { return base_ + slot_offset(i); }
     int64_t slot_offset(int i) const { return static_cast<int64_t>(i) * slot_bytes_; }
-    /// The IPC reference of slot 0 (valid once a slot was taken).
+    /// The IPC reference of slot 0 (after allocate()).
     const IpcRef &ref() const { return ref_; }
 
 private:
@@ -45,7 +46,7 @@ private:
     std::vector<cudaEvent_t> events_;
     char *base_ = nullptr;
     IpcRef ref_{};
-    std::vector<int> free_;
+    SlotList free_;
 };
 
 }  // namespace ucxdt::cuda

@@ -1,6 +1,7 @@
 #include "ipc.hpp"
 
 #include "cuda_check.hpp"
+#include "memory_type.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -109,9 +110,7 @@ ucxdt_status_t IpcImports::map(uint64_t peer, const IpcRef &ref, int device, boo
     if (same_process) {
         // The exporter's address is ours; a kernel on another GPU needs peer access to it.
         int owner = -1;
-        cudaPointerAttributes a{};
-        if (cudaPointerGetAttributes(&a, reinterpret_cast<void *>(ref.base)) == cudaSuccess) owner = a.device;
-        cudaGetLastError();
+        if (memory_type(reinterpret_cast<void *>(ref.base), &owner) != MemoryType::DEVICE) owner = -1;
         if (owner >= 0 && owner != device) {
             DeviceGuard g(device);
             const cudaError_t err = cudaDeviceEnablePeerAccess(owner, 0);
@@ -152,10 +151,7 @@ void IpcImports::unmap(uint64_t peer, const IpcRef &ref, int device) {
 void IpcImports::forget_peer(uint64_t peer) {
     for (auto it = entries_.begin(); it != entries_.end();) {
         auto next = std::next(it);
-        if (it->first.peer == peer) {
-            if (it->second.holds > 0) it->second.holds = 0, it->second.lru = idle_.insert(idle_.end(), it->first);
-            close(it);
-        }
+        if (it->first.peer == peer) close(it);  // held ones are not in idle_: close() knows
         it = next;
     }
 }
