@@ -4,6 +4,7 @@
 // layouts and random types received into relayouts, signature mismatch, truncation, cancel,
 // and a thousand outstanding sends each way through a small staging pool.
 #include "support/layout_buffer.hpp"
+#include "support/rndv_support.hpp"
 #include "support/ucp_pair.hpp"
 #include "ucp_dt/rndv_worker.hpp"  // to tell which path a GPU transfer took
 
@@ -28,10 +29,8 @@ using T::app_layouts, T::Buffer, T::check_received, T::have_gpu, T::Mem, T::mem_
 
 constexpr auto kTimeout = std::chrono::seconds(60);
 
-struct Config {
-    int64_t eager = 1024, frag = 16384;
-    int depth = 2, slots = 8;
-};
+using Config = T::RndvConfig;
+using T::status_name;
 
 // Two connected UCP workers (support/ucp_pair.hpp) with a ucxdt worker and endpoint on each.
 class Pair {
@@ -44,27 +43,10 @@ public:
     explicit Pair(const Config &c) { error = setup(c); }
     std::string setup(const Config &c) {
         if (std::string e = ucp.open(UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA); !e.empty()) return e;
-        for (int i = 0; i < 2; ++i) {
-            ucxdt_worker_params_t wp{};
-            wp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT |
-                            UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD | UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE |
-                            UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH | UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS;
-            wp.ucp_worker = ucp.w[i];
-            wp.ucp_context = ucp.ctx;
-            wp.eager_threshold = c.eager;
-            wp.frag_size = c.frag;
-            wp.depth = c.depth;
-            wp.staging_slots = c.slots;
-            if (ucxdt_worker_create(&wp, &w[i]) != UCXDT_OK)
-                return std::string("ucxdt_worker_create: ") + ucxdt_last_error();
-        }
-        for (int i = 0; i < 2; ++i) {
-            ucxdt_ep_params_t ep_params{};
-            ep_params.field_mask = UCXDT_EP_PARAM_FIELD_UCP_EP;
-            ep_params.ucp_ep = ucp.ep[i];
-            if (ucxdt_ep_create(w[i], &ep_params, &ep[i]) != UCXDT_OK)
-                return std::string("ucxdt_ep_create: ") + ucxdt_last_error();
-        }
+        for (int i = 0; i < 2; ++i)
+            if (std::string e = T::create_rndv_worker(ucp.ctx, ucp.w[i], c, &w[i]); !e.empty()) return e;
+        for (int i = 0; i < 2; ++i)
+            if (std::string e = T::create_rndv_ep(w[i], ucp.ep[i], &ep[i]); !e.empty()) return e;
         return "";
     }
     ~Pair() {  // before ucp's own destructor closes the UCP endpoints
@@ -78,24 +60,11 @@ public:
         ucxdt_worker_progress(w[1]);
     }
     // The request's final status, progressing both workers; frees it. A hang fails as
-    // UCXDT_ERR_UCX after kTimeout (with the request left to the worker).
+    // T::kStillRunning after kTimeout (with the request left to the worker).
     int wait(ucxdt_status_ptr_t req) {
-        if (req == nullptr) return UCXDT_OK;
-        if (UCXDT_PTR_IS_ERR(req)) return UCXDT_PTR_STATUS(req);
-        const auto deadline = std::chrono::steady_clock::now() + kTimeout;
-        int st;
-        while ((st = ucxdt_request_check_status(req)) == UCXDT_INPROGRESS) {
-            progress();
-            if (std::chrono::steady_clock::now() > deadline) return 1000;  // "timed out"
-        }
-        ucxdt_request_free(req);
-        return st;
+        return T::wait_request(req, [this] { progress(); }, kTimeout);
     }
 };
-
-const char *status_name(int st) {
-    return st == 1000 ? "timed out" : ucxdt_status_string(static_cast<ucxdt_status_t>(st));
-}
 
 // Sends `count` elements of `send` from w[0] and receives them as `recv` on w[1] (posted
 // before the send, or after it when `unexpected`); "" when both complete and the data is exact.

@@ -3,6 +3,7 @@
 // requests must complete with UCXDT_ERR_PEER_FAILURE within a bounded time, and the worker must
 // go on serving: a transfer to itself afterwards needs every staging slot back in the pools.
 #include "support/layout_buffer.hpp"
+#include "support/rndv_support.hpp"
 #include "support/two_process.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
@@ -20,7 +21,7 @@ namespace {
 
 namespace L = ucxdt::layouts;
 namespace T = ucxdt::testing;
-using T::Buffer, T::packed, T::ProcessSide, T::Type;
+using T::Buffer, T::packed, T::ProcessSide, T::status_name, T::Type;
 
 constexpr uint64_t kFeatures = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA;
 // TCP tells of a killed peer at once (its sockets close); self carries the transfer to itself.
@@ -38,23 +39,7 @@ struct UcxdtSide {
     ucxdt_worker_h w = nullptr;
     ucxdt_ep_h ep = nullptr;
     std::string open(ucp_context_h ctx, ucp_worker_h worker) {
-        ucxdt_worker_params_t wp{};
-        wp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT |
-                        UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD | UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE |
-                        UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH | UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS;
-        wp.ucp_worker = worker;
-        wp.ucp_context = ctx;
-        wp.eager_threshold = 1024;
-        wp.frag_size = kFrag;
-        wp.depth = kDepth;
-        wp.staging_slots = kDepth;
-        return ucxdt_worker_create(&wp, &w) == UCXDT_OK ? "" : std::string("ucxdt_worker_create: ") + ucxdt_last_error();
-    }
-    std::string bind(ucp_ep_h ucp_ep, ucxdt_ep_h *out) {
-        ucxdt_ep_params_t p{};
-        p.field_mask = UCXDT_EP_PARAM_FIELD_UCP_EP;
-        p.ucp_ep = ucp_ep;
-        return ucxdt_ep_create(w, &p, out) == UCXDT_OK ? "" : std::string("ucxdt_ep_create: ") + ucxdt_last_error();
+        return T::create_rndv_worker(ctx, worker, T::RndvConfig{1024, kFrag, kDepth, kDepth}, &w);
     }
     ~UcxdtSide() {
         if (ep) ucxdt_ep_destroy(ep);
@@ -72,7 +57,7 @@ struct UcxdtSide {
     std::vector<char> peer;
     if (!s.init(kFeatures, kUcxConfig).empty()) _exit(2);
     if (!T::write_blob(to_parent, s.address) || !T::read_blob(to_child, &peer)) _exit(3);
-    if (!s.connect(peer, true).empty() || !x.open(s.ctx, s.w).empty() || !x.bind(s.ep, &x.ep).empty()) _exit(4);
+    if (!s.connect(peer, true).empty() || !x.open(s.ctx, s.w).empty() || !T::create_rndv_ep(x.w, s.ep, &x.ep).empty()) _exit(4);
     const auto t = message_type();
     Type h(*t);
     Buffer src(*t, 1, 11), dst(*t, 1, 12);
@@ -96,20 +81,7 @@ bool readable(int fd) {
 }
 
 int wait_request(ucxdt_worker_h w, ucxdt_status_ptr_t req, std::chrono::seconds limit) {
-    if (req == nullptr) return UCXDT_OK;
-    if (UCXDT_PTR_IS_ERR(req)) return UCXDT_PTR_STATUS(req);
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    int st;
-    while ((st = ucxdt_request_check_status(req)) == UCXDT_INPROGRESS) {
-        ucxdt_worker_progress(w);
-        if (std::chrono::steady_clock::now() > deadline) return 1000;
-    }
-    ucxdt_request_free(req);
-    return st;
-}
-
-std::string status_name(int st) {
-    return st == 1000 ? "still running" : ucxdt_status_string(static_cast<ucxdt_status_t>(st));
+    return T::wait_request(req, [w] { ucxdt_worker_progress(w); }, limit);
 }
 
 TEST(RndvFaults, PeerKilledMidPipelineFailsItsRequestsAndTheWorkerServesOn) {
@@ -131,7 +103,7 @@ TEST(RndvFaults, PeerKilledMidPipelineFailsItsRequestsAndTheWorkerServesOn) {
         ucxdt_worker_handle_ep_error(static_cast<ucxdt_worker_h>(arg), ep, st);
     };
     s.on_ep_error_arg = x.w;
-    ASSERT_EQ(x.bind(s.ep, &x.ep), "");
+    ASSERT_EQ(T::create_rndv_ep(x.w, s.ep, &x.ep), "");
 
     const auto t = message_type();
     Type h(*t);
@@ -170,7 +142,7 @@ TEST(RndvFaults, PeerKilledMidPipelineFailsItsRequestsAndTheWorkerServesOn) {
     ep_params.address = reinterpret_cast<const ucp_address_t *>(s.address.data());
     ASSERT_EQ(ucp_ep_create(s.w, &ep_params, &self), UCS_OK);
     ucxdt_ep_h self_ep = nullptr;
-    ASSERT_EQ(x.bind(self, &self_ep), "");
+    ASSERT_EQ(T::create_rndv_ep(x.w, self, &self_ep), "");
     Buffer again(*t, 1, 31), into(*t, 1, 32);
     const std::vector<std::byte> sent = packed(*t, again.ptr(), 1, 1 << 20), poison = into.bytes;
     rreq = ucxdt_tag_recv_nbx(x.w, into.ptr(), 1, h.h, kToSelf, ~0ull, nullptr);

@@ -1,0 +1,65 @@
+// What the rendezvous tests share: ucxdt workers and endpoints on given UCP objects, and the
+// wait for a request's final status with a bound.
+#pragma once
+
+#include <ucxdt/ucxdt_ucp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace ucxdt::testing {
+
+/// Worker settings of a test (small, so that transfers cycle their fragments and slots).
+struct RndvConfig {
+    int64_t eager = 1024, frag = 16384;
+    int depth = 2, slots = 8;
+};
+
+/// "" on success, else what failed.
+inline std::string create_rndv_worker(ucp_context_h ctx, ucp_worker_h worker, const RndvConfig &c,
+                                      ucxdt_worker_h *out) {
+    ucxdt_worker_params_t wp{};
+    wp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT |
+                    UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD | UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE |
+                    UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH | UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS;
+    wp.ucp_worker = worker;
+    wp.ucp_context = ctx;
+    wp.eager_threshold = c.eager;
+    wp.frag_size = c.frag;
+    wp.depth = c.depth;
+    wp.staging_slots = c.slots;
+    return ucxdt_worker_create(&wp, out) == UCXDT_OK ? "" : std::string("ucxdt_worker_create: ") + ucxdt_last_error();
+}
+
+inline std::string create_rndv_ep(ucxdt_worker_h w, ucp_ep_h ucp_ep, ucxdt_ep_h *out) {
+    ucxdt_ep_params_t p{};
+    p.field_mask = UCXDT_EP_PARAM_FIELD_UCP_EP;
+    p.ucp_ep = ucp_ep;
+    return ucxdt_ep_create(w, &p, out) == UCXDT_OK ? "" : std::string("ucxdt_ep_create: ") + ucxdt_last_error();
+}
+
+/// What wait_request returns for a request still running at its deadline.
+constexpr int kStillRunning = 1000;
+
+/// The request's final status, calling `progress()` until then; frees it. kStillRunning after
+/// `limit` (the request is then left to its worker).
+template <class Progress>
+int wait_request(ucxdt_status_ptr_t req, Progress progress, std::chrono::seconds limit) {
+    if (req == nullptr) return UCXDT_OK;
+    if (UCXDT_PTR_IS_ERR(req)) return UCXDT_PTR_STATUS(req);
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    int st;
+    while ((st = ucxdt_request_check_status(req)) == UCXDT_INPROGRESS) {
+        progress();
+        if (std::chrono::steady_clock::now() > deadline) return kStillRunning;
+    }
+    ucxdt_request_free(req);
+    return st;
+}
+
+inline std::string status_name(int st) {
+    return st == kStillRunning ? "still running" : ucxdt_status_string(static_cast<ucxdt_status_t>(st));
+}
+
+}  // namespace ucxdt::testing
