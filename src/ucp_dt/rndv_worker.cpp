@@ -79,15 +79,18 @@ ucxdt_status_t Worker::ucx_error(const char *what, ucs_status_t us) {
 }
 
 void Worker::peer_failed(ucp_ep_h ep) {
+    std::vector<uint64_t> lost;  // the workers behind ep
     for (auto it = peers.begin(); it != peers.end();) {
-        if (it->second.ep == ep) failed_peers.insert(it->first), it = peers.erase(it);
+        if (it->second.ep == ep) lost.push_back(it->first), it = peers.erase(it);
         else ++it;
     }
     for (auto &[id, e] : eps)
-        if (e->ucp_ep == ep && e->peer_known) failed_peers.insert(e->peer_uuid);
-    // Its memory is unmapped once no GPU work of ours can still touch it.
-    for (auto &[device, g] : gpus) cudaStreamSynchronize(g->stream());
-    for (uint64_t uuid : failed_peers) imports->forget_peer(uuid);
+        if (e->ucp_ep == ep && e->peer_known) lost.push_back(e->peer_uuid);
+    failed_peers.insert(lost.begin(), lost.end());
+    // Their memory is unmapped once no GPU work of ours can still touch it.
+    if (!lost.empty())
+        for (auto &[device, g] : gpus) cudaStreamSynchronize(g->stream());
+    for (uint64_t uuid : lost) imports->forget_peer(uuid);
     std::vector<Request *> hit;
     for (auto &[id, r] : requests) {
         if (r->status != UCXDT_INPROGRESS) continue;
