@@ -203,10 +203,15 @@ private:
     std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
+std::string expect_error(Pair &p, const L::TypeDescPtr &send, int64_t scount, const L::TypeDescPtr &recv,
+                         int64_t rcount, int want_recv, int want_send, Mem smem = Mem::host, Mem rmem = Mem::host);
+
 // GPU layouts between the workers of one process, with the peers' HELLOs exchanged first.
-// CUDA IPC on (64 KiB fragments, so that transfers cycle the device slots) or off (host staging).
-void gpu_path_cases(bool ipc) {
-    ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", ipc ? "y" : "n"}};
+// CUDA IPC on (64 KiB fragments, so that transfers cycle the device slots), with messages
+// packed ahead of the RTS or all waiting for the RTR, or off (host staging).
+void gpu_path_cases(bool ipc, bool ahead = false) {
+    ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", ipc ? "y" : "n"},
+                  {"UCXDT_IPC_PACK_AHEAD", ahead ? "1073741824" : "0"}};
     Pair p{Config{1024, 16384, 2, 8}};
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
@@ -217,17 +222,24 @@ void gpu_path_cases(bool ipc) {
                 for (bool rc : {true, false})
                     EXPECT_EQ(run_case(p, doubles(n, sc), doubles(n, rc), 1, n + sc + rc, n == 40000, sm, rm), "")
                         << n << " doubles, send " << (sc ? "contiguous" : "vector") << ", receive "
-                        << (rc ? "contiguous" : "vector") << ", IPC " << ipc;
+                        << (rc ? "contiguous" : "vector") << ", IPC " << ipc << ", ahead " << ahead;
     for (size_t i = 0; i < app_layouts().size(); ++i) {
         const L::Layout &l = app_layouts()[i];
         T::Rng rng(0x1bc0000 + i);
         EXPECT_EQ(run_case(p, l.type, T::relayout(*l.type, rng), l.count, 0x99 + i, false, Mem::cuda, Mem::cuda), "")
-            << l.name << ", IPC " << ipc;
+            << l.name << ", IPC " << ipc << ", ahead " << ahead;
     }
+    // Errors found by the receiver after the sender packed (ahead) or before (RTR).
+    const auto vec = L::vector(1000, 4, 6, dbl);
+    EXPECT_EQ(expect_error(p, vec, 2, vec, 1, UCXDT_ERR_TRUNCATED, UCXDT_ERR_TRUNCATED, Mem::cuda, Mem::cuda), "");
+    EXPECT_EQ(expect_error(p, vec, 1, L::contiguous(4000, L::named(UCXDT_INT64)), 1, UCXDT_ERR_TYPE_MISMATCH,
+                           UCXDT_ERR_TYPE_MISMATCH, Mem::cuda, Mem::cuda), "");
     const ucxdt::rndv::Worker &sender = internals(p.w[0]);
+    EXPECT_NE(sender.wire_pool, nullptr) << "GPU eager messages did not use page-locked buffers";
     if (ipc) {
         EXPECT_EQ(sender.pools[0], nullptr) << "a GPU send went through host staging";
         EXPECT_FALSE(sender.gpus.empty());
+        EXPECT_EQ(sender.ipc_ahead_sends > 0, ahead) << "UCXDT_IPC_PACK_AHEAD not followed";
     } else {
         EXPECT_NE(sender.pools[0], nullptr);
         EXPECT_TRUE(sender.gpus.empty()) << "CUDA IPC was used with UCXDT_CUDA_IPC=n";
@@ -239,6 +251,11 @@ TEST(RndvGpu, IpcPathAllLayoutsAndMixedMemory) {
     gpu_path_cases(true);
 }
 
+TEST(RndvGpu, IpcPathPackedAheadOfTheRts) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    gpu_path_cases(true, true);
+}
+
 TEST(RndvGpu, HostStagedPathWhenIpcIsOff) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
     gpu_path_cases(false);
@@ -248,15 +265,17 @@ TEST(RndvGpu, HostStagedPathWhenIpcIsOff) {
 
 // A failed receive must leave its buffer as it was.
 std::string expect_error(Pair &p, const L::TypeDescPtr &send, int64_t scount, const L::TypeDescPtr &recv,
-                         int64_t rcount, int want_recv, int want_send) {
+                         int64_t rcount, int want_recv, int want_send, Mem smem, Mem rmem) {
     Type st(*send), rt(*recv);
     Buffer src(*send, scount, 1), dst(*recv, rcount, 2);
     const std::vector<std::byte> poison = dst.bytes;
-    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), rcount, rt.h, 7, ~0ull, nullptr);
-    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), scount, st.h, 7, nullptr);
+    Placed src_at(src, smem), dst_at(dst, rmem);
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), rcount, rt.h, 7, ~0ull, nullptr);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), scount, st.h, 7, nullptr);
     const int rs = p.wait(rreq), ss = p.wait(sreq);
     if (rs != want_recv) return std::string("receive completed with ") + status_name(rs);
     if (ss != want_send) return std::string("send completed with ") + status_name(ss);
+    dst_at.fetch();
     if (dst.bytes != poison) return "the receive buffer was written";
     return "";
 }

@@ -107,6 +107,7 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         c.slots = static_cast<int>(env_integer("UCXDT_STAGING_SLOTS", c.slots));
         c.ipc = env_flag("UCXDT_CUDA_IPC", c.ipc) && cuda::gpu_present();
         c.ipc_frag_max = env_integer("UCXDT_IPC_FRAG_SIZE", c.ipc_frag_max, 4096, int64_t(1) << 30);
+        c.ipc_ahead = env_integer("UCXDT_IPC_PACK_AHEAD", c.ipc_ahead, 0, INT64_MAX);
         const uint64_t m = params->field_mask;
         if (m & UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD) c.eager = params->eager_threshold;
         if (m & UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE) c.frag = params->frag_size;
@@ -189,9 +190,10 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
     std::fprintf(stream,
                  "# ucxdt worker configuration\n"
                  "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\nUCXDT_PIPELINE_DEPTH=%d\n"
-                 "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n",
+                 "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
+                 "UCXDT_IPC_PACK_AHEAD=%lld\n",
                  static_cast<long long>(c.eager), static_cast<long long>(c.frag), c.depth, c.slots,
-                 c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max));
+                 c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), static_cast<long long>(c.ipc_ahead));
 }
 
 ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params, ucxdt_ep_h *ep) {
@@ -247,9 +249,10 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         h.sig_length = sig.length;
         if (r->packed <= w->cfg.eager) {
             h.kind = TagKind::eager;
-            r->msg.resize(sizeof h + static_cast<size_t>(r->packed));
-            std::memcpy(r->msg.data(), &h, sizeof h);
-            if (ucxdt_status_t e = ucxdt_pack_range(buffer, count, type, 0, r->msg.data() + sizeof h, r->packed))
+            // A GPU layout packs into page-locked memory with zero copy (wire_alloc).
+            char *m = w->wire_alloc(r, sizeof h + static_cast<size_t>(r->packed));
+            std::memcpy(m, &h, sizeof h);
+            if (ucxdt_status_t e = ucxdt_pack_range(buffer, count, type, 0, m + sizeof h, r->packed))
                 return e;
             return send_tagged(r);
         }
@@ -273,8 +276,7 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
         if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
         r->tag = tag;
         r->tag_mask = tag_mask;
-        r->bounce.resize(sizeof(TagHeader) +
-                         static_cast<size_t>(std::max<int64_t>(w->cfg.eager, kMaxRkeyBytes + 4 * w->cfg.depth)));
+        char *landing = w->wire_alloc(r, landing_bytes(w->cfg));
         ucp_request_param_t p{};
         // No immediate completion: the callback (maybe called inside this call) then sees
         // every receive, with its length and sender tag.
@@ -282,7 +284,7 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
                          UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
         p.cb.recv = tag_received;
         p.user_data = r;
-        ucs_status_ptr_t s = ucp_tag_recv_nbx(w->ucp_worker, r->bounce.data(), r->bounce.size(),
+        ucs_status_ptr_t s = ucp_tag_recv_nbx(w->ucp_worker, landing, r->wire_len,
                                               tag, tag_mask, &p);
         if (UCS_PTR_IS_ERR(s))
             return fail(UCXDT_ERR_UCX, std::string("ucp_tag_recv_nbx: ") + ucs_status_string(UCS_PTR_STATUS(s)));

@@ -100,11 +100,45 @@ bool Worker::send_start_ipc(Request *r) {
     h.rkey_len = 0;
     h.remote_addr = ref.base + ref.offset;
     r->nfrags = (r->packed + h.frag - 1) / h.frag;
-    r->msg.resize(sizeof h + sizeof ref);
-    std::memcpy(r->msg.data(), &h, sizeof h);
-    std::memcpy(r->msg.data() + sizeof h, &ref, sizeof ref);
-    if (ucxdt_status_t st = send_tagged(r)) complete(r, st);
+    if (!send_ipc_ahead(r)) send_ipc_rts(r, ref);
     return true;
+}
+
+// A message of at most UCXDT_IPC_PACK_AHEAD: its first fragments are packed into device staging
+// before the RTS, which announces them, so that the receiver unpacks at once and no RTR or
+// READY is needed for them (two one-way messages saved). Larger messages wait for the RTR,
+// since a contiguous receiver then takes the whole message straight into its buffer, which
+// saves a pass over the data.
+bool Worker::send_ipc_ahead(Request *r) {
+    if (r->dense || r->packed > cfg.ipc_ahead) return false;
+    r->slots = r->dev->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
+    if (r->slots.empty()) return false;  // the RTR will wait for slots
+    r->next_pack = static_cast<int64_t>(r->slots.size());
+    ++ipc_ahead_sends;
+    const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_ahead}, [&](const cudaStream_t *s) {
+        for (size_t i = 0; i < r->slots.size(); ++i)
+            if (ucxdt_status_t e = transfer(*r->plan, r->buffer, r->dev->slot(r->slots[i]),
+                                            static_cast<int64_t>(i) * r->hdr.frag, r->frag_bytes(i), true, s))
+                return e;
+        return UCXDT_OK;
+    });
+    if (st) send_ipc_fail(r, st);
+    return true;
+}
+
+// The RTS of the IPC path: `ref` (the sender's buffer or device staging), then the fragments
+// packed ahead (r->slots[k] holds fragment k).
+void Worker::send_ipc_rts(Request *r, const cuda::IpcRef &ref) {
+    TagHeader &h = r->hdr;
+    h.initial = static_cast<int32_t>(r->next_pack);
+    char *m = wire_alloc(r, sizeof h + sizeof ref + r->next_pack * sizeof(IpcSlot));
+    std::memcpy(m, &h, sizeof h);
+    std::memcpy(m + sizeof h, &ref, sizeof ref);
+    for (int64_t k = 0; k < r->next_pack; ++k) {
+        const IpcSlot s{r->slots[k], 0, static_cast<uint64_t>(r->dev->slot_offset(r->slots[k]))};
+        std::memcpy(m + sizeof h + sizeof ref + k * sizeof s, &s, sizeof s);
+    }
+    if (ucxdt_status_t st = send_tagged(r)) complete(r, st);
 }
 
 void Worker::send_ipc_fail(Request *r, ucxdt_status_t st) {
@@ -178,6 +212,14 @@ void Worker::recv_start_ipc(Request *r) {
             return transfer(*r->plan, r->buffer, r->peer_mem, 0, r->hdr.packed, false, s);
         });
         if (st) recv_finish(r, st);
+        return;
+    }
+    if (!r->ahead.empty()) {
+        // Fragments packed ahead of the RTS: unpack them now; ACKs bring the rest.
+        if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st);
+        const std::vector<IpcSlot> ahead = std::move(r->ahead);
+        for (size_t k = 0; k < ahead.size() && r->status == UCXDT_INPROGRESS; ++k)
+            recv_ipc_frag(r, static_cast<int64_t>(k), ahead[k].slot, ahead[k].offset);
         return;
     }
     AmHeader rtr{};
@@ -269,6 +311,9 @@ void Worker::gpu_done(const GpuOp &op) {
         m.slot = op.slot;
         m.offset = static_cast<uint64_t>(r->dev->slot_offset(op.slot));
         if (ucxdt_status_t st = send_am(r->ep->ucp_ep, m, false)) send_ipc_fail(r, st);
+        break;
+    case GpuOp::send_ahead:  // the first fragments are packed: the RTS announces them
+        send_ipc_rts(r, r->dev->ref());
         break;
     case GpuOp::send_all:  // packed into the receiver's buffer
         m.kind = AmKind::fin;

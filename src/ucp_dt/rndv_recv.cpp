@@ -52,7 +52,8 @@ bool Worker::recv_matched(Request *r, const Event &e) {
         complete(r, fail(UCXDT_ERR_UCX, "a message without a ucxdt header matched the receive"));
         return true;
     }
-    std::memcpy(&r->hdr, r->bounce.data(), sizeof r->hdr);
+    const char *m = wire_data(r);
+    std::memcpy(&r->hdr, m, sizeof r->hdr);
     const TagHeader &h = r->hdr;
     if (h.magic != kMagic) {
         complete(r, fail(UCXDT_ERR_UCX, "a message without a ucxdt header matched the receive"));
@@ -65,13 +66,13 @@ bool Worker::recv_matched(Request *r, const Event &e) {
             complete(r, fail(UCXDT_ERR_UCX, "eager message of the wrong length"));
             return true;
         }
-        const ucxdt_status_t st = ucxdt_unpack_range(r->bounce.data() + sizeof h, 0, h.packed,
+        const ucxdt_status_t st = ucxdt_unpack_range(m + sizeof h, 0, h.packed,
                                                      r->buffer, r->count, r->type);
         r->packed = h.packed;
         complete(r, st);
         return true;
     }
-    // RTS: keep the slot list and the rkey; the bounce buffer goes.
+    // RTS: keep the slot list and the rkey (or IPC reference); the tagged message goes.
     r->matched = true;
     r->status_pending = sig;
     r->nfrags = h.frag > 0 ? (h.packed + h.frag - 1) / h.frag : 0;
@@ -79,20 +80,21 @@ bool Worker::recv_matched(Request *r, const Event &e) {
         r->status_pending = fail(UCXDT_ERR_UNSUPPORTED, "the sender's fragments (UCXDT_FRAG_SIZE " +
                                  std::to_string(h.frag) + ") exceed this worker's staging slots");
     r->remote_slots.assign(static_cast<size_t>(r->nfrags), -1);
-    const char *p = r->bounce.data() + sizeof h;
+    const char *p = m + sizeof h;
     if (h.ipc) {
-        if (e.length < sizeof h + sizeof r->peer_ref) {
+        const int64_t ahead = std::clamp<int64_t>(h.initial, 0, r->nfrags);
+        if (e.length < sizeof h + sizeof r->peer_ref + ahead * sizeof(IpcSlot)) {
             complete(r, fail(UCXDT_ERR_UCX, "an IPC RTS without its reference"));
             return true;
         }
         std::memcpy(&r->peer_ref, p, sizeof r->peer_ref);
-        r->bounce.clear(), r->bounce.shrink_to_fit();
+        r->ahead.resize(static_cast<size_t>(ahead));
+        if (ahead) std::memcpy(r->ahead.data(), p + sizeof r->peer_ref, ahead * sizeof(IpcSlot));
         return recv_advance(r);
     }
     for (int i = 0; i < h.initial && i < r->nfrags; ++i) std::memcpy(&r->remote_slots[i], p + i * 4, 4);
     p += static_cast<size_t>(h.initial) * 4;
     r->rkey_buf.assign(p, p + h.rkey_len);
-    r->bounce.clear(), r->bounce.shrink_to_fit();
     return recv_advance(r);
 }
 

@@ -24,13 +24,14 @@ void tag_sent(void *request, ucs_status_t status, void *user_data) {
 
 }  // namespace
 
-/// Sends r->msg with the user's tag; completion arrives as a tag_send_done event.
+/// Sends r's tagged message (wire_alloc) with the user's tag; completion arrives as a
+/// tag_send_done event.
 ucxdt_status_t send_tagged(Request *r) {
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.send = tag_sent;
     p.user_data = r;
-    ucs_status_ptr_t s = ucp_tag_send_nbx(r->ep->ucp_ep, r->msg.data(), r->msg.size(), r->tag, &p);
+    ucs_status_ptr_t s = ucp_tag_send_nbx(r->ep->ucp_ep, r->worker->wire_data(r), r->wire_len, r->tag, &p);
     if (UCS_PTR_IS_ERR(s)) return Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(s));
     ++r->ucp_ops;
     if (s == nullptr) {  // done at once: the same path as the callback
@@ -93,11 +94,10 @@ void Worker::send_start(Request *r) {
     }
     h.initial = static_cast<int32_t>(initial.size());
     h.rkey_len = static_cast<uint32_t>(rkey.size());
-    r->msg.resize(sizeof h + initial.size() * sizeof(int32_t) + rkey.size());
-    std::memcpy(r->msg.data(), &h, sizeof h);
-    if (!initial.empty())
-        std::memcpy(r->msg.data() + sizeof h, initial.data(), initial.size() * sizeof(int32_t));
-    std::memcpy(r->msg.data() + sizeof h + initial.size() * sizeof(int32_t), rkey.data(), rkey.size());
+    char *m = wire_alloc(r, sizeof h + initial.size() * sizeof(int32_t) + rkey.size());
+    std::memcpy(m, &h, sizeof h);
+    if (!initial.empty()) std::memcpy(m + sizeof h, initial.data(), initial.size() * sizeof(int32_t));
+    std::memcpy(m + sizeof h + initial.size() * sizeof(int32_t), rkey.data(), rkey.size());
     if (ucxdt_status_t st = send_tagged(r)) complete(r, st);
 }
 

@@ -27,6 +27,36 @@ uint64_t node_identity() {
     return h;
 }
 
+size_t landing_bytes(const Config &c) {
+    const int64_t rts = kMaxRkeyBytes + static_cast<int64_t>(sizeof(IpcSlot)) * c.depth;
+    return (sizeof(TagHeader) + static_cast<size_t>(std::max(c.eager, rts)) + 63) / 64 * 64;
+}
+
+char *Worker::wire_alloc(Request *r, size_t bytes) {
+    r->wire_len = bytes;
+    if (r->gpu >= 0 && bytes <= landing_bytes(cfg)) {
+        if (!wire_pool && !wire_pool_failed) {
+            StagingPool *made = nullptr;
+            if (StagingPool::create(ucp_context, cfg.slots, static_cast<int64_t>(landing_bytes(cfg)), &made))
+                wire_pool_failed = true, clear_error();  // pageable buffers then
+            else
+                wire_pool.reset(made);
+        }
+        if (wire_pool)
+            if (const std::vector<int> s = wire_pool->take(1); !s.empty()) {
+                r->wire_slot = s[0];
+                return wire_pool->slot(s[0]);
+            }
+    }
+    r->wire.resize(bytes);
+    return r->wire.data();
+}
+
+void Worker::wire_free(Request *r) {
+    if (r->wire_slot >= 0) wire_pool->give(r->wire_slot), r->wire_slot = -1;
+    r->wire.clear(), r->wire.shrink_to_fit();
+}
+
 ucxdt_status_t Worker::take_slots(Request *r, int want) {
     auto &p = pools[r->is_send ? 0 : 1];
     if (!p) {
@@ -59,7 +89,7 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     if (r->peer_mem) imports->unmap(r->peer_uuid, r->peer_ref, r->map_device), r->peer_mem = nullptr;
     r->free_slots.clear();
     if (r->type) ucxdt_type_free(&r->type);
-    // The tagged message and the receive bounce buffer stay while UCP may still use them.
+    // The tagged message stays while UCP may still use it (wire_free).
     waiting.erase(std::remove(waiting.begin(), waiting.end(), r), waiting.end());
     r->callback_due = true;
     completed.push_back(r);
@@ -68,6 +98,7 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
 void Worker::release(Request *r) {
     r->user_freed = true;
     if (r->status == UCXDT_INPROGRESS || r->callback_due || r->ucp_ops > 0) return;
+    wire_free(r);  // a message that never reached UCP
     requests.erase(r->id);
     delete r;
 }
@@ -159,17 +190,21 @@ unsigned Worker::progress() {
         if (e.req) op_done(e.req);
         switch (e.kind) {
         case Event::tag_send_done:
-            e.req->msg.clear(), e.req->msg.shrink_to_fit();
+            wire_free(e.req);
             if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_send_nbx", e.status));
             else if (e.req->hdr.kind == TagKind::eager) complete(e.req, UCXDT_OK);
             break;
         case Event::tag_recv_done:
-            if (e.req->status != UCXDT_INPROGRESS) break;  // destroyed meanwhile
+            if (e.req->status != UCXDT_INPROGRESS) {  // destroyed meanwhile
+                wire_free(e.req);
+                break;
+            }
             if (e.status == UCS_ERR_CANCELED) complete(e.req, UCXDT_ERR_CANCELED);
             else if (e.status == UCS_ERR_MESSAGE_TRUNCATED) complete(e.req, UCXDT_ERR_TRUNCATED);
             else if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_recv_nbx", e.status));
             else if (!recv_matched(e.req, e))
                 waiting.push_back(e.req);
+            wire_free(e.req);  // what the RTS carried is copied out
             break;
         case Event::get_done:
             recv_on_get(e.req, e);

@@ -27,7 +27,12 @@ struct Config {
     int slots = 16;
     bool ipc = true;                 // UCXDT_CUDA_IPC
     int64_t ipc_frag_max = 32 << 20;  // UCXDT_IPC_FRAG_SIZE: largest fragment (device staging slot)
+    int64_t ipc_ahead = 16 << 20;     // UCXDT_IPC_PACK_AHEAD: largest message packed before the RTS
 };
+
+/// Bytes a posted receive reserves for the tagged message: an eager message, or the largest RTS
+/// (an rkey or IPC reference and the list of fragments packed ahead).
+size_t landing_bytes(const Config &c);
 
 struct Worker;
 struct Ep;
@@ -43,8 +48,8 @@ struct Request {
     uint64_t id = 0;
     int status = UCXDT_INPROGRESS;
     bool user_freed = false, callback_due = false;
-    int ucp_ops = 0;
-    bool peer_lost = false;  // its peer failed: nothing more is sent to it  // UCP operations whose callbacks name this request: it lives until they end
+    int ucp_ops = 0;         // UCP operations and GPU work naming this request: it lives until they end
+    bool peer_lost = false;  // its peer failed: nothing more is sent to it
     ucxdt_request_param_t param{};
 
     // The user's data.
@@ -62,10 +67,17 @@ struct Request {
                                   // the device staging when the request is on the IPC path
     int64_t nfrags = 0;           // fragments of the rendezvous (both sides)
 
+    // The tagged message (eager data or RTS): sent from or received into `wire`, or, for a GPU
+    // layout, slot `wire_slot` of the worker's page-locked wire pool, which the GPU packs into
+    // and unpacks out of with zero copy (pageable memory costs a staged copy each way). Kept
+    // until UCP's operation on it ends.
+    std::vector<char> wire;
+    int wire_slot = -1;
+    size_t wire_len = 0;
+
     // Send.
     Ep *ep = nullptr;
     ucp_tag_t tag = 0;
-    std::vector<char> msg;                 // the tagged message while UCP sends it
     ucp_mem_h memh = nullptr;              // contiguous rendezvous: the user's buffer
     int64_t next_pack = 0;                 // next fragment to pack
     uint64_t rreq_id = 0;                  // the receiver's request, from its first ACK
@@ -82,9 +94,9 @@ struct Request {
     ucp_tag_t tag_mask = 0, sender_tag = 0;
     void *ucp_req = nullptr;               // the posted ucp_tag_recv_nbx, until it completes
     bool ucp_done = false;
-    std::vector<char> bounce;              // where the tagged message lands
     TagHeader hdr{};                       // the matched RTS
     std::vector<int32_t> remote_slots;     // sender slot of each announced fragment (-1: not yet)
+    std::vector<IpcSlot> ahead;            // IPC RTS: the fragments packed before it
     ucp_ep_h peer = nullptr;
     ucp_rkey_h rkey = nullptr;
     std::vector<char> rkey_buf;            // the sender's packed rkey
@@ -104,7 +116,7 @@ struct Request {
 /// GPU work of the IPC path, polled in ucxdt_worker_progress (an event of the request's stream;
 /// none when the work ran synchronously).
 struct GpuOp {
-    enum Kind { recv_all, recv_frag, send_frag, send_all } kind;
+    enum Kind { recv_all, recv_frag, send_frag, send_all, send_ahead } kind;
     Request *req = nullptr;
     cuda::DeviceStaging *dev = nullptr;  // whose stream and event
     cudaEvent_t event = nullptr;
@@ -161,14 +173,26 @@ struct Worker {
     // Host staging per role, made on first use: sends and receives apart, so that a receive
     // never waits for slots held by sends that themselves wait for receives.
     std::unique_ptr<StagingPool> pools[2];
+    // Page-locked buffers for the tagged messages of GPU layouts (Request::wire_slot).
+    std::unique_ptr<StagingPool> wire_pool;
+    bool wire_pool_failed = false;
     // The CUDA IPC path: peers' memory mapped here, and per GPU a stream and device staging.
     std::unique_ptr<cuda::IpcImports> imports = std::make_unique<cuda::IpcImports>();
     std::unordered_map<int, std::unique_ptr<cuda::DeviceStaging>> gpus;
     std::deque<GpuOp> gpu_ops;
+    uint64_t ipc_ahead_sends = 0;  // messages packed ahead of their RTS (for tests and tuning)
 
     /// Takes up to `want` slots of the pool of r's role into r->slots; false when none is free.
     ucxdt_status_t take_slots(Request *r, int want);
     Request *new_request(bool is_send, const ucxdt_request_param_t *param);
+    /// Where r's tagged message of `bytes` goes: a wire pool slot for a GPU layout while one is
+    /// free, else r->wire.
+    char *wire_alloc(Request *r, size_t bytes);
+    char *wire_data(const Request *r) const {
+        return r->wire_slot >= 0 ? wire_pool->slot(r->wire_slot) : const_cast<char *>(r->wire.data());
+    }
+    /// UCP is done with r's tagged message.
+    void wire_free(Request *r);
     /// Final status: releases the request's resources; the callback runs from progress.
     void complete(Request *r, ucxdt_status_t status);
     /// Frees the object once it is complete, its callback has run, the user freed it and no UCP
@@ -195,6 +219,8 @@ struct Worker {
     void recv_on_fin(const AmHeader &h);
     void recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset);  // READY on the IPC path
     void send_ipc_frag(Request *r, int64_t k, int slot);
+    bool send_ipc_ahead(Request *r);         // packs the first fragments before the RTS
+    void send_ipc_rts(Request *r, const cuda::IpcRef &ref);
     void send_ipc_fail(Request *r, ucxdt_status_t st);  // FIN with the error, then complete
     AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields
     /// Runs `work` on r's GPU stream (or synchronously for host memory) and queues `op`.
