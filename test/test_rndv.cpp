@@ -207,11 +207,9 @@ std::string expect_error(Pair &p, const L::TypeDescPtr &send, int64_t scount, co
                          int64_t rcount, int want_recv, int want_send, Mem smem = Mem::host, Mem rmem = Mem::host);
 
 // GPU layouts between the workers of one process, with the peers' HELLOs exchanged first.
-// CUDA IPC on (64 KiB fragments, so that transfers cycle the device slots), with messages
-// packed ahead of the RTS or all waiting for the RTR, or off (host staging).
-void gpu_path_cases(bool ipc, bool ahead = false) {
-    ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", ipc ? "y" : "n"},
-                  {"UCXDT_IPC_PACK_AHEAD", ahead ? "1073741824" : "0"}};
+// CUDA IPC on (64 KiB fragments, so that transfers cycle the device slots) or off (host staging).
+void gpu_path_cases(bool ipc) {
+    ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", ipc ? "y" : "n"}};
     Pair p{Config{1024, 16384, 2, 8}};
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
@@ -222,14 +220,14 @@ void gpu_path_cases(bool ipc, bool ahead = false) {
                 for (bool rc : {true, false})
                     EXPECT_EQ(run_case(p, doubles(n, sc), doubles(n, rc), 1, n + sc + rc, n == 40000, sm, rm), "")
                         << n << " doubles, send " << (sc ? "contiguous" : "vector") << ", receive "
-                        << (rc ? "contiguous" : "vector") << ", IPC " << ipc << ", ahead " << ahead;
+                        << (rc ? "contiguous" : "vector") << ", IPC " << ipc;
     for (size_t i = 0; i < app_layouts().size(); ++i) {
         const L::Layout &l = app_layouts()[i];
         T::Rng rng(0x1bc0000 + i);
         EXPECT_EQ(run_case(p, l.type, T::relayout(*l.type, rng), l.count, 0x99 + i, false, Mem::cuda, Mem::cuda), "")
-            << l.name << ", IPC " << ipc << ", ahead " << ahead;
+            << l.name << ", IPC " << ipc;
     }
-    // Errors found by the receiver after the sender packed (ahead) or before (RTR).
+    // Errors the receiver finds in the RTS: nothing of the GPU receive buffer is written.
     const auto vec = L::vector(1000, 4, 6, dbl);
     EXPECT_EQ(expect_error(p, vec, 2, vec, 1, UCXDT_ERR_TRUNCATED, UCXDT_ERR_TRUNCATED, Mem::cuda, Mem::cuda), "");
     EXPECT_EQ(expect_error(p, vec, 1, L::contiguous(4000, L::named(UCXDT_INT64)), 1, UCXDT_ERR_TYPE_MISMATCH,
@@ -239,7 +237,6 @@ void gpu_path_cases(bool ipc, bool ahead = false) {
     if (ipc) {
         EXPECT_EQ(sender.pools[0], nullptr) << "a GPU send went through host staging";
         EXPECT_FALSE(sender.gpus.empty());
-        EXPECT_EQ(sender.ipc_ahead_sends > 0, ahead) << "UCXDT_IPC_PACK_AHEAD not followed";
     } else {
         EXPECT_NE(sender.pools[0], nullptr);
         EXPECT_TRUE(sender.gpus.empty()) << "CUDA IPC was used with UCXDT_CUDA_IPC=n";
@@ -249,11 +246,6 @@ void gpu_path_cases(bool ipc, bool ahead = false) {
 TEST(RndvGpu, IpcPathAllLayoutsAndMixedMemory) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
     gpu_path_cases(true);
-}
-
-TEST(RndvGpu, IpcPathPackedAheadOfTheRts) {
-    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
-    gpu_path_cases(true, true);
 }
 
 TEST(RndvGpu, HostStagedPathWhenIpcIsOff) {

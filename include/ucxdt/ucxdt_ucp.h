@@ -60,10 +60,13 @@
  *   UCXDT_PIPELINE_DEPTH   fragments in flight per request (default 4)
  *   UCXDT_STAGING_SLOTS    host staging fragments per worker and role (default 16)
  *   UCXDT_CUDA_IPC         y/n: the CUDA IPC path between GPU layouts of one node (default y)
- *   UCXDT_IPC_FRAG_SIZE    bytes of the largest IPC fragment (default 32 MiB); a message is cut
- *                          into 4 fragments of at least 1 MiB. The worker's device staging is
- *                          2 x UCXDT_PIPELINE_DEPTH of these per GPU, allocated on the first
- *                          non-contiguous GPU send that uses CUDA IPC.
+ *   UCXDT_IPC_FRAG_SIZE    bytes of the largest IPC fragment (default 32 MiB); a message of P
+ *                          bytes is cut into about sqrt(P / 10 MB) fragments (one below 22 MB),
+ *                          which balances overlap against per-fragment costs (rndv_ipc.cpp).
+ *                          The worker's device staging is 2 x UCXDT_PIPELINE_DEPTH of these per
+ *                          GPU, allocated on the first non-contiguous GPU send over CUDA IPC.
+ * Eager messages and RTSs of GPU layouts use UCXDT_STAGING_SLOTS page-locked buffers per worker
+ * (pageable ones when all are in use), which the GPU packs into and unpacks from directly.
  * ucxdt_worker_print_config prints the values in force.
  */
 #ifndef UCXDT_UCXDT_UCP_H

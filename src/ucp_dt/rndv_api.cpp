@@ -107,7 +107,6 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         c.slots = static_cast<int>(env_integer("UCXDT_STAGING_SLOTS", c.slots));
         c.ipc = env_flag("UCXDT_CUDA_IPC", c.ipc) && cuda::gpu_present();
         c.ipc_frag_max = env_integer("UCXDT_IPC_FRAG_SIZE", c.ipc_frag_max, 4096, int64_t(1) << 30);
-        c.ipc_ahead = env_integer("UCXDT_IPC_PACK_AHEAD", c.ipc_ahead, 0, INT64_MAX);
         const uint64_t m = params->field_mask;
         if (m & UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD) c.eager = params->eager_threshold;
         if (m & UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE) c.frag = params->frag_size;
@@ -190,10 +189,9 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
     std::fprintf(stream,
                  "# ucxdt worker configuration\n"
                  "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\nUCXDT_PIPELINE_DEPTH=%d\n"
-                 "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
-                 "UCXDT_IPC_PACK_AHEAD=%lld\n",
+                 "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n",
                  static_cast<long long>(c.eager), static_cast<long long>(c.frag), c.depth, c.slots,
-                 c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), static_cast<long long>(c.ipc_ahead));
+                 c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max));
 }
 
 ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params, ucxdt_ep_h *ep) {

@@ -18,6 +18,7 @@
 #include "uct_cuda/cuda_check.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace ucxdt::rndv {
@@ -25,15 +26,19 @@ namespace ucxdt::rndv {
 ucxdt_status_t send_tagged(Request *r);  // rndv_send.cpp
 
 int64_t Worker::ipc_frag(const Config &c, int64_t packed) {
-    // Four fragments, so that the sender's pack of one overlaps the receiver's unpack of
-    // another, but none below 1 MiB nor above the staging slot: each fragment costs the CPUs a
-    // launch, two events and two active messages, tens of microseconds end to end. Measured on
-    // two H200s (V, N = 4000, 128 MB): 8 MiB fragments 485 us, 16 MiB 444 us, 32 MiB 410-433 us
-    // per message (p50), against 365 us for one unpack of the whole message.
-    constexpr int64_t kAlign = 64 << 10, kMin = 1 << 20, kFragments = 4;
-    const int64_t want = (packed + kFragments - 1) / kFragments;
-    const int64_t f = std::max(kMin, (want + kAlign - 1) / kAlign * kAlign);
-    return std::min(f, c.ipc_frag_max);
+    // More fragments overlap more of the sender's pack with the receiver's unpack (which reads
+    // over NVLink, the slow stage), but each costs about kFragUs of launches, event polls and
+    // two active messages on the critical path. With pack time P / Rp, the time
+    //   P / Ru + P / (n Rp) + n kFragUs   is least at   n = sqrt(P / (Rp kFragUs)).
+    // Measured on two H200s (V into V, p50; the sweep of scripts/pipeline-sweep): four
+    // fragments cost 82 us at 8 MB against 39 us for one pack straight into the peer's buffer,
+    // i.e. about 10 us per fragment; local packs of V run at 0.7-1.4 TB/s. At 128 MB the rule
+    // gives the 4 fragments that measured best there (32 MiB: 410 us; 16 MiB: 444; 8 MiB: 485).
+    constexpr double kPackBytesPerUs = 1e6, kFragUs = 10;
+    constexpr int64_t kAlign = 64 << 10;
+    const auto n = std::max<int64_t>(1, std::llround(std::sqrt(static_cast<double>(packed) / (kPackBytesPerUs * kFragUs))));
+    const int64_t want = (packed + n - 1) / n;
+    return std::min((want + kAlign - 1) / kAlign * kAlign, c.ipc_frag_max);
 }
 
 ucxdt_status_t Worker::gpu(int device, cuda::DeviceStaging **out) {
@@ -100,45 +105,11 @@ bool Worker::send_start_ipc(Request *r) {
     h.rkey_len = 0;
     h.remote_addr = ref.base + ref.offset;
     r->nfrags = (r->packed + h.frag - 1) / h.frag;
-    if (!send_ipc_ahead(r)) send_ipc_rts(r, ref);
-    return true;
-}
-
-// A message of at most UCXDT_IPC_PACK_AHEAD: its first fragments are packed into device staging
-// before the RTS, which announces them, so that the receiver unpacks at once and no RTR or
-// READY is needed for them (two one-way messages saved). Larger messages wait for the RTR,
-// since a contiguous receiver then takes the whole message straight into its buffer, which
-// saves a pass over the data.
-bool Worker::send_ipc_ahead(Request *r) {
-    if (r->dense || r->packed > cfg.ipc_ahead) return false;
-    r->slots = r->dev->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
-    if (r->slots.empty()) return false;  // the RTR will wait for slots
-    r->next_pack = static_cast<int64_t>(r->slots.size());
-    ++ipc_ahead_sends;
-    const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_ahead}, [&](const cudaStream_t *s) {
-        for (size_t i = 0; i < r->slots.size(); ++i)
-            if (ucxdt_status_t e = transfer(*r->plan, r->buffer, r->dev->slot(r->slots[i]),
-                                            static_cast<int64_t>(i) * r->hdr.frag, r->frag_bytes(i), true, s))
-                return e;
-        return UCXDT_OK;
-    });
-    if (st) send_ipc_fail(r, st);
-    return true;
-}
-
-// The RTS of the IPC path: `ref` (the sender's buffer or device staging), then the fragments
-// packed ahead (r->slots[k] holds fragment k).
-void Worker::send_ipc_rts(Request *r, const cuda::IpcRef &ref) {
-    TagHeader &h = r->hdr;
-    h.initial = static_cast<int32_t>(r->next_pack);
-    char *m = wire_alloc(r, sizeof h + sizeof ref + r->next_pack * sizeof(IpcSlot));
+    char *m = wire_alloc(r, sizeof h + sizeof ref);
     std::memcpy(m, &h, sizeof h);
     std::memcpy(m + sizeof h, &ref, sizeof ref);
-    for (int64_t k = 0; k < r->next_pack; ++k) {
-        const IpcSlot s{r->slots[k], 0, static_cast<uint64_t>(r->dev->slot_offset(r->slots[k]))};
-        std::memcpy(m + sizeof h + sizeof ref + k * sizeof s, &s, sizeof s);
-    }
     if (ucxdt_status_t st = send_tagged(r)) complete(r, st);
+    return true;
 }
 
 void Worker::send_ipc_fail(Request *r, ucxdt_status_t st) {
@@ -212,14 +183,6 @@ void Worker::recv_start_ipc(Request *r) {
             return transfer(*r->plan, r->buffer, r->peer_mem, 0, r->hdr.packed, false, s);
         });
         if (st) recv_finish(r, st);
-        return;
-    }
-    if (!r->ahead.empty()) {
-        // Fragments packed ahead of the RTS: unpack them now; ACKs bring the rest.
-        if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st);
-        const std::vector<IpcSlot> ahead = std::move(r->ahead);
-        for (size_t k = 0; k < ahead.size() && r->status == UCXDT_INPROGRESS; ++k)
-            recv_ipc_frag(r, static_cast<int64_t>(k), ahead[k].slot, ahead[k].offset);
         return;
     }
     AmHeader rtr{};
@@ -311,9 +274,6 @@ void Worker::gpu_done(const GpuOp &op) {
         m.slot = op.slot;
         m.offset = static_cast<uint64_t>(r->dev->slot_offset(op.slot));
         if (ucxdt_status_t st = send_am(r->ep->ucp_ep, m, false)) send_ipc_fail(r, st);
-        break;
-    case GpuOp::send_ahead:  // the first fragments are packed: the RTS announces them
-        send_ipc_rts(r, r->dev->ref());
         break;
     case GpuOp::send_all:  // packed into the receiver's buffer
         m.kind = AmKind::fin;

@@ -82,14 +82,11 @@ bool Worker::recv_matched(Request *r, const Event &e) {
     r->remote_slots.assign(static_cast<size_t>(r->nfrags), -1);
     const char *p = m + sizeof h;
     if (h.ipc) {
-        const int64_t ahead = std::clamp<int64_t>(h.initial, 0, r->nfrags);
-        if (e.length < sizeof h + sizeof r->peer_ref + ahead * sizeof(IpcSlot)) {
+        if (e.length < sizeof h + sizeof r->peer_ref) {
             complete(r, fail(UCXDT_ERR_UCX, "an IPC RTS without its reference"));
             return true;
         }
         std::memcpy(&r->peer_ref, p, sizeof r->peer_ref);
-        r->ahead.resize(static_cast<size_t>(ahead));
-        if (ahead) std::memcpy(r->ahead.data(), p + sizeof r->peer_ref, ahead * sizeof(IpcSlot));
         return recv_advance(r);
     }
     for (int i = 0; i < h.initial && i < r->nfrags; ++i) std::memcpy(&r->remote_slots[i], p + i * 4, 4);

@@ -1,7 +1,7 @@
 // Messages of the datatype-aware rendezvous (include/ucxdt/ucxdt_ucp.h). The first message of a
 // transfer is tagged with the user's tag: a TagHeader followed by the packed data (EAGER) or by
 // the initial slot list and the packed rkey (RTS), or by the IPC reference of the sender's data
-// or device staging and the fragments already packed there (RTS of the CUDA IPC path). Everything else is a UCP active message whose
+// or device staging (RTS of the CUDA IPC path). Everything else is a UCP active message whose
 // header is an AmHeader and which carries no data.
 #pragma once
 
@@ -30,16 +30,8 @@ struct TagHeader {
     int64_t frag;           // RTS: bytes per fragment
     uint64_t remote_addr;   // RTS: contiguous data, or the base of the sender's staging slots
     int32_t initial;        // RTS, non-contiguous: fragments 0 .. initial-1 are ready, in the
-                            // slots listed after the header (int32 each; IPC: an IpcSlot each,
-                            // after the IpcRef)
+                            // slots listed after the header (int32 each)
     uint32_t rkey_len;      // RTS: bytes of packed rkey after the slot list
-};
-
-/// A fragment in the sender's device staging (IPC RTS): its slot and byte offset.
-struct IpcSlot {
-    int32_t slot;
-    int32_t pad;
-    uint64_t offset;
 };
 
 enum class AmKind : uint8_t {

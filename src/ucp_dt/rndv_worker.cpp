@@ -28,7 +28,7 @@ uint64_t node_identity() {
 }
 
 size_t landing_bytes(const Config &c) {
-    const int64_t rts = kMaxRkeyBytes + static_cast<int64_t>(sizeof(IpcSlot)) * c.depth;
+    const int64_t rts = kMaxRkeyBytes + 4 * static_cast<int64_t>(c.depth);
     return (sizeof(TagHeader) + static_cast<size_t>(std::max(c.eager, rts)) + 63) / 64 * 64;
 }
 

@@ -27,11 +27,10 @@ struct Config {
     int slots = 16;
     bool ipc = true;                 // UCXDT_CUDA_IPC
     int64_t ipc_frag_max = 32 << 20;  // UCXDT_IPC_FRAG_SIZE: largest fragment (device staging slot)
-    int64_t ipc_ahead = 16 << 20;     // UCXDT_IPC_PACK_AHEAD: largest message packed before the RTS
 };
 
 /// Bytes a posted receive reserves for the tagged message: an eager message, or the largest RTS
-/// (an rkey or IPC reference and the list of fragments packed ahead).
+/// (an rkey and the initial slot list, or an IPC reference).
 size_t landing_bytes(const Config &c);
 
 struct Worker;
@@ -96,7 +95,6 @@ struct Request {
     bool ucp_done = false;
     TagHeader hdr{};                       // the matched RTS
     std::vector<int32_t> remote_slots;     // sender slot of each announced fragment (-1: not yet)
-    std::vector<IpcSlot> ahead;            // IPC RTS: the fragments packed before it
     ucp_ep_h peer = nullptr;
     ucp_rkey_h rkey = nullptr;
     std::vector<char> rkey_buf;            // the sender's packed rkey
@@ -116,7 +114,7 @@ struct Request {
 /// GPU work of the IPC path, polled in ucxdt_worker_progress (an event of the request's stream;
 /// none when the work ran synchronously).
 struct GpuOp {
-    enum Kind { recv_all, recv_frag, send_frag, send_all, send_ahead } kind;
+    enum Kind { recv_all, recv_frag, send_frag, send_all } kind;
     Request *req = nullptr;
     cuda::DeviceStaging *dev = nullptr;  // whose stream and event
     cudaEvent_t event = nullptr;
@@ -180,7 +178,6 @@ struct Worker {
     std::unique_ptr<cuda::IpcImports> imports = std::make_unique<cuda::IpcImports>();
     std::unordered_map<int, std::unique_ptr<cuda::DeviceStaging>> gpus;
     std::deque<GpuOp> gpu_ops;
-    uint64_t ipc_ahead_sends = 0;  // messages packed ahead of their RTS (for tests and tuning)
 
     /// Takes up to `want` slots of the pool of r's role into r->slots; false when none is free.
     ucxdt_status_t take_slots(Request *r, int want);
@@ -219,8 +216,6 @@ struct Worker {
     void recv_on_fin(const AmHeader &h);
     void recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset);  // READY on the IPC path
     void send_ipc_frag(Request *r, int64_t k, int slot);
-    bool send_ipc_ahead(Request *r);         // packs the first fragments before the RTS
-    void send_ipc_rts(Request *r, const cuda::IpcRef &ref);
     void send_ipc_fail(Request *r, ucxdt_status_t st);  // FIN with the error, then complete
     AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields
     /// Runs `work` on r's GPU stream (or synchronously for host memory) and queues `op`.
