@@ -195,16 +195,13 @@ unsigned Worker::progress() {
             else if (e.req->hdr.kind == TagKind::eager) complete(e.req, UCXDT_OK);
             break;
         case Event::tag_recv_done:
-            if (e.req->status != UCXDT_INPROGRESS) {  // destroyed meanwhile
-                wire_free(e.req);
-                break;
-            }
-            if (e.status == UCS_ERR_CANCELED) complete(e.req, UCXDT_ERR_CANCELED);
+            if (e.req->status != UCXDT_INPROGRESS) {}  // destroyed meanwhile
+            else if (e.status == UCS_ERR_CANCELED) complete(e.req, UCXDT_ERR_CANCELED);
             else if (e.status == UCS_ERR_MESSAGE_TRUNCATED) complete(e.req, UCXDT_ERR_TRUNCATED);
             else if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_recv_nbx", e.status));
             else if (!recv_matched(e.req, e))
                 waiting.push_back(e.req);
-            wire_free(e.req);  // what the RTS carried is copied out
+            wire_free(e.req);  // UCP is done with it, and what the RTS carried is copied out
             break;
         case Event::get_done:
             recv_on_get(e.req, e);
