@@ -253,6 +253,46 @@ TEST(RndvGpu, HostStagedPathWhenIpcIsOff) {
     gpu_path_cases(false);
 }
 
+// More GPU messages at once than the receiver has device slots (2 x depth): the first receives
+// take them (the sender packs into them, push), the others wait for slots that the first free.
+// All complete with their data, and every device slot of both workers is free afterwards.
+TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", "y"}};
+    Pair p{Config{1024, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    constexpr int kN = 10;
+    const auto t = doubles(40000, false);  // 320,000 bytes packed: 5 fragments of 64 KiB
+    Type h(*t);
+    std::vector<std::unique_ptr<Buffer>> src, dst;
+    std::vector<std::unique_ptr<Placed>> src_at, dst_at;
+    std::vector<std::vector<std::byte>> sent, poison;
+    for (int i = 0; i < kN; ++i) {
+        src.push_back(std::make_unique<Buffer>(*t, 1, 300 + i));
+        dst.push_back(std::make_unique<Buffer>(*t, 1, 700 + i));
+        sent.push_back(packed(*t, src.back()->ptr(), 1, 320000));
+        poison.push_back(dst.back()->bytes);
+        src_at.push_back(std::make_unique<Placed>(*src.back(), Mem::cuda));
+        dst_at.push_back(std::make_unique<Placed>(*dst.back(), Mem::cuda));
+    }
+    std::vector<ucxdt_status_ptr_t> rreqs, sreqs;
+    for (int i = 0; i < kN; ++i) rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, h.h, 100 + i, ~0ull, nullptr));
+    for (int i = 0; i < kN; ++i) sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src_at[i]->ptr(), 1, h.h, 100 + i, nullptr));
+    for (int i = 0; i < kN; ++i) {
+        ASSERT_EQ(p.wait(rreqs[i]), UCXDT_OK) << "receive " << i;
+        ASSERT_EQ(p.wait(sreqs[i]), UCXDT_OK) << "send " << i;
+    }
+    for (int i = 0; i < kN; ++i) {
+        dst_at[i]->fetch();
+        EXPECT_EQ(check_received(*t, 1, *dst[i], poison[i], sent[i], 320000), "") << "message " << i;
+    }
+    for (int k = 0; k < 2; ++k)
+        for (const auto &[device, g] : internals(p.w[k]).gpus)
+            EXPECT_EQ(g->free_slots(), g->slots()) << "worker " << k << " holds device slots after its requests ended";
+    EXPECT_FALSE(internals(p.w[1]).gpus.empty()) << "the receiver never used device staging (push)";
+}
+
 // ---- Errors ---------------------------------------------------------------------------------
 
 // A failed receive must leave its buffer as it was.

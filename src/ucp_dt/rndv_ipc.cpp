@@ -4,10 +4,15 @@
 // cuda_ipc in place of the BTL's RDMA). The RTS carries an IPC reference instead of an rkey:
 //   sender contiguous:   the receiver copies (or unpacks) straight from the sender's buffer;
 //   receiver contiguous: the receiver's RTR carries its buffer, which the sender packs into;
-//   neither:             the RTR asks for fragments; the sender packs fragment k into a device
-//                        staging slot and sends READY when the GPU is done, the receiver
-//                        unpacks it from the slot and ACKs, which frees the slot for fragment
-//                        k + depth. Packs and unpacks of different fragments overlap.
+//   neither:             push: the RTR and then ACKs grant slots of the receiver's device
+//                        staging; the sender packs the next fragment into each granted slot
+//                        through the mapping and sends READY when the GPU is done; the receiver
+//                        unpacks it from its own memory and grants the slot again (a GPU
+//                        receiver without a free device slot waits for one). A receiver in host
+//                        memory, or whose slots are smaller than the sender's fragments, pulls:
+//                        the sender packs into its own device staging, announces each fragment
+//                        with READY, and the receiver unpacks it from there and ACKs to free
+//                        the slot. Either way, packs and unpacks of different fragments overlap.
 // GPU work runs on the worker's stream of the layout's GPU; its completion is polled through
 // events in ucxdt_worker_progress, which then sends READY, ACK, FIN or ATS.
 #include "rndv_worker.hpp"
@@ -20,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 namespace ucxdt::rndv {
 
@@ -113,6 +119,8 @@ bool Worker::send_start_ipc(Request *r) {
 }
 
 void Worker::send_ipc_fail(Request *r, ucxdt_status_t st) {
+    // Nothing of it may still run once the receiver reads FIN (it then reuses its slots).
+    if (r->dev) cudaStreamSynchronize(r->dev->stream());
     if (r->rreq_id && !r->peer_lost) {
         AmHeader fin{};
         fin.kind = AmKind::fin;
@@ -121,7 +129,6 @@ void Worker::send_ipc_fail(Request *r, ucxdt_status_t st) {
         fin.rreq_id = r->rreq_id;
         send_am(r->ep->ucp_ep, fin, false);
     }
-    if (r->dev) cudaStreamSynchronize(r->dev->stream());  // nothing of it may still run
     complete(r, st);
 }
 
@@ -131,9 +138,15 @@ void Worker::send_on_rtr(const AmHeader &h) {
     Request *r = it->second;
     r->rreq_id = h.rreq_id;
     if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return send_ipc_fail(r, st);
-    if (!h.direct) return send_ipc_stage(r);
-    // The receiver's contiguous buffer: pack the whole message into it.
+    if (!h.direct && !h.push) return send_ipc_stage(r);
     if (ucxdt_status_t st = map_peer(r, h.ref, r->ep->peer_uuid, r->ep->peer)) return send_ipc_fail(r, st);
+    if (h.push) {
+        r->push = true;
+        send_ipc_push(r, h.slot, h.offset);
+        for (const auto &[slot, offset] : std::exchange(r->grants, {})) send_ipc_push(r, slot, offset);
+        return;
+    }
+    // The receiver's contiguous buffer: pack the whole message into it.
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
         return transfer(*r->plan, r->buffer, r->peer_mem, 0, r->packed, true, s);
     });
@@ -146,6 +159,19 @@ void Worker::send_ipc_frag(Request *r, int64_t k, int slot) {
     op.slot = slot;
     const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
         return transfer(*r->plan, r->buffer, r->dev->slot(slot), k * r->hdr.frag, r->frag_bytes(k), true, s);
+    });
+    if (st) send_ipc_fail(r, st);
+}
+
+void Worker::send_ipc_push(Request *r, int slot, uint64_t offset) {
+    if (r->status != UCXDT_INPROGRESS || r->next_pack >= r->nfrags) return;
+    const int64_t k = r->next_pack++;
+    GpuOp op{GpuOp::send_frag};
+    op.frag = k;
+    op.slot = slot;
+    char *dst = r->peer_mem + offset;
+    const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
+        return transfer(*r->plan, r->buffer, dst, k * r->hdr.frag, r->frag_bytes(k), true, s);
     });
     if (st) send_ipc_fail(r, st);
 }
@@ -165,25 +191,26 @@ void Worker::send_ipc_stage(Request *r) {
 
 // ---- Receiving ----------------------------------------------------------------------------
 
-void Worker::recv_start_ipc(Request *r) {
-    if (r->ipc) return;  // started
-    r->ipc = true;
+bool Worker::recv_start_ipc(Request *r) {
+    if (r->ipc) return true;  // started
     const auto pi = peers.find(r->hdr.sender_uuid);
     const PeerInfo p = pi->second;
+    r->ipc = true;
     if (!ipc_peer(p))
         return recv_finish(r, fail(UCXDT_ERR_UNSUPPORTED, "the sender chose CUDA IPC, which this worker does not use "
-                                                          "(UCXDT_CUDA_IPC, or no GPU)"));
+                                                          "(UCXDT_CUDA_IPC, or no GPU)")),
+               true;
     if (r->gpu >= 0)
-        if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return recv_finish(r, st);
+        if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return recv_finish(r, st), true;
     if (r->hdr.contig) {
         // Straight from the sender's buffer.
-        if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st);
+        if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
         // transfer() copies with cudaMemcpyAsync when the receive layout is contiguous.
         const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
             return transfer(*r->plan, r->buffer, r->peer_mem, 0, r->hdr.packed, false, s);
         });
         if (st) recv_finish(r, st);
-        return;
+        return true;
     }
     AmHeader rtr{};
     rtr.kind = AmKind::rtr;
@@ -193,18 +220,64 @@ void Worker::recv_start_ipc(Request *r) {
         rtr.direct = 1;
     } else {
         clear_error();
-        if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st);
+        switch (recv_start_push(r)) {
+        case Push::started: return true;
+        case Push::busy: r->ipc = false; return false;  // nothing started: retried from progress
+        case Push::unavailable: break;
+        }
+        if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
     }
     if (ucxdt_status_t st = send_am(r->peer, rtr, false)) recv_finish(r, st);
+    return true;
+}
+
+Worker::Push Worker::recv_start_push(Request *r) {
+    // The sender's fragments must fit this worker's slots (UCXDT_IPC_FRAG_SIZE may differ).
+    if (!r->dev || r->hdr.frag > cfg.ipc_frag_max) return Push::unavailable;
+    if (r->dev->allocate()) return clear_error(), Push::unavailable;
+    // Waiting for a slot beats pulling: several receives pulling at once read peer memory in
+    // turn on this GPU's stream, at the slower rate, and measured slower than one at a time.
+    // Slots come back as the receives holding them unpack, which needs nothing from us.
+    r->slots = r->dev->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
+    if (r->slots.empty()) return Push::busy;
+    r->push = true;
+    const std::vector<int> first = r->slots;
+    for (size_t i = 0; i < first.size(); ++i)
+        if (ucxdt_status_t st = recv_grant(r, first[i], i == 0 ? AmKind::rtr : AmKind::ack))
+            return recv_finish(r, st), Push::started;
+    return Push::started;
+}
+
+ucxdt_status_t Worker::recv_grant(Request *r, int slot, AmKind kind) {
+    AmHeader m{};
+    m.kind = kind;
+    m.push = 1;
+    m.sreq_id = r->hdr.sreq_id;
+    m.rreq_id = r->id;
+    m.frag_index = r->next_get++;
+    m.slot = slot;
+    m.offset = static_cast<uint64_t>(r->dev->slot_offset(slot));
+    if (kind == AmKind::rtr) m.ref = r->dev->ref();
+    r->granted.push_back(slot);
+    return send_am(r->peer, m, false);
 }
 
 void Worker::recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset) {
-    if (k < 0 || k >= r->nfrags || !r->peer_mem) return;
+    if (k < 0 || k >= r->nfrags) return;
+    char *src = nullptr;
+    if (r->push) {
+        const auto g = std::find(r->granted.begin(), r->granted.end(), slot);
+        if (g == r->granted.end()) return;  // not a slot of ours that the sender may fill
+        r->granted.erase(g);
+        src = r->dev->slot(slot);
+    } else {
+        if (!r->peer_mem) return;
+        src = r->peer_mem + offset;
+    }
     r->remote_slots[k] = slot;
     GpuOp op{GpuOp::recv_frag};
     op.frag = k;
     op.slot = slot;
-    char *src = r->peer_mem + offset;
     const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
         return transfer(*r->plan, r->buffer, src, k * r->hdr.frag, r->frag_bytes(k), false, s);
     });
@@ -215,10 +288,16 @@ void Worker::recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset) {
 }
 
 void Worker::recv_on_fin(const AmHeader &h) {
+    if (const auto q = retired.find(h.rreq_id); q != retired.end()) {  // the sender has drained
+        for (int s : q->second.second) q->second.first->give(s);
+        retired.erase(q);
+        return;
+    }
     const auto it = requests.find(h.rreq_id);
     if (it == requests.end() || it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
     Request *r = it->second;
     if (r->dev) cudaStreamSynchronize(r->dev->stream());  // our own reads of its memory are over
+    r->granted.clear();  // the sender's GPU work ended before its FIN: our slots are free again
     recv_finish(r, static_cast<ucxdt_status_t>(h.status));
 }
 
@@ -272,7 +351,7 @@ void Worker::gpu_done(const GpuOp &op) {
         m.kind = AmKind::ready;
         m.frag_index = op.frag;
         m.slot = op.slot;
-        m.offset = static_cast<uint64_t>(r->dev->slot_offset(op.slot));
+        m.offset = r->push ? 0 : static_cast<uint64_t>(r->dev->slot_offset(op.slot));
         if (ucxdt_status_t st = send_am(r->ep->ucp_ep, m, false)) send_ipc_fail(r, st);
         break;
     case GpuOp::send_all:  // packed into the receiver's buffer
@@ -280,11 +359,18 @@ void Worker::gpu_done(const GpuOp &op) {
         m.status = UCXDT_OK;
         if (ucxdt_status_t st = send_am(r->ep->ucp_ep, m, false)) complete(r, st);
         break;
-    case GpuOp::recv_frag:  // unpacked from the sender's slot: free it
-        m.kind = AmKind::ack;
-        m.frag_index = op.frag;
-        m.slot = op.slot;
-        if (ucxdt_status_t st = send_am(r->peer, m, false)) return recv_finish(r, st);
+    case GpuOp::recv_frag:  // unpacked from the slot: grant it again, or free it
+        if (r->push && r->next_get < r->nfrags) {
+            if (ucxdt_status_t st = recv_grant(r, op.slot, AmKind::ack)) return recv_finish(r, st);
+        } else if (r->push) {
+            r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), op.slot), r->slots.end());
+            r->dev->give(op.slot);
+        } else {
+            m.kind = AmKind::ack;
+            m.frag_index = op.frag;
+            m.slot = op.slot;
+            if (ucxdt_status_t st = send_am(r->peer, m, false)) return recv_finish(r, st);
+        }
         if (++r->frags_done == r->nfrags) recv_finish(r, UCXDT_OK);
         break;
     case GpuOp::recv_all:

@@ -122,7 +122,7 @@ bool Worker::recv_advance(Request *r) {
         if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
         return true;
     }
-    if (r->hdr.ipc) return recv_start_ipc(r), true;
+    if (r->hdr.ipc) return recv_start_ipc(r);
     if (!r->rkey) {
         const ucs_status_t us = ucp_ep_rkey_unpack(r->peer, r->rkey_buf.data(), &r->rkey);
         if (us != UCS_OK) {

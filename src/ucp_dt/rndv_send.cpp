@@ -106,9 +106,28 @@ void Worker::send_on_am(const AmHeader &h) {
     if (it == requests.end() || !it->second->is_send || it->second->status != UCXDT_INPROGRESS)
         return;  // a late reply to a request that already ended
     Request *r = it->second;
-    if (h.kind == AmKind::ats) return complete(r, static_cast<ucxdt_status_t>(h.status));
-    // ACK: the receiver has fetched fragment h.frag_index from slot h.slot.
+    if (h.kind == AmKind::ats) {
+        if (h.status != UCXDT_OK && r->ipc) {
+            // Our packs may still read the user's buffer and (push) write the receiver's slots.
+            if (r->dev) cudaStreamSynchronize(r->dev->stream());
+            if (r->push && !r->peer_lost) {  // the receiver may reuse its slots now
+                AmHeader fin{};
+                fin.kind = AmKind::fin;
+                fin.status = h.status;
+                fin.sreq_id = r->id;
+                fin.rreq_id = h.rreq_id;
+                send_am(r->ep->ucp_ep, fin, false);
+            }
+        }
+        return complete(r, static_cast<ucxdt_status_t>(h.status));
+    }
     r->rreq_id = h.rreq_id;
+    if (h.push) {  // a grant: pack the next fragment into the receiver's slot
+        if (!r->push) r->grants.emplace_back(h.slot, h.offset);  // before the RTR that maps it
+        else send_ipc_push(r, h.slot, h.offset);
+        return;
+    }
+    // ACK: the receiver has fetched fragment h.frag_index from slot h.slot.
     if (r->next_pack >= r->nfrags) {
         r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), h.slot), r->slots.end());
         r->give_slot(h.slot);

@@ -38,11 +38,15 @@ enum class AmKind : uint8_t {
     hello = 1,        // introduces the sending worker: uuid, node, pid, ipc, ep_id (sent with
                       // UCP_AM_SEND_FLAG_REPLY)
     ready = 2,        // to the receiver: fragment `frag_index` is ready in sender slot `slot`
-    ack = 3,          // to the sender: fragment `frag_index` was fetched, its slot may be reused
+    ack = 3,          // to the sender: fragment `frag_index` was fetched, its slot may be reused;
+                      // with `push`, a grant: receiver slot `slot` at `offset` takes the next
+                      // fragment
     ats = 4,          // to the sender: the transfer ended with `status`
     hello_reply = 5,  // the answer to a hello, with the same fields, for ucxdt endpoint `ep_id`
-    rtr = 6,          // IPC path, to a non-contiguous sender: pack into `ref` (direct) or into
-                      // device staging slots announced with READY
+    rtr = 6,          // IPC path, to a non-contiguous sender: pack into `ref` (direct), into
+                      // the receiver's device staging `ref` (push: this RTR grants `slot` at
+                      // `offset`, later grants come as ACKs), or into the sender's own device
+                      // staging slots announced with READY
     fin = 7           // IPC path, to the receiver: the sender's part ended with `status`
 };
 
@@ -50,7 +54,7 @@ struct AmHeader {
     AmKind kind;
     uint8_t ipc;        // hello: CUDA IPC is enabled on the sending worker
     uint8_t direct;     // rtr: `ref` is the receiver's contiguous buffer
-    uint8_t pad;
+    uint8_t push;       // rtr, ack: a grant of a slot of the receiver's device staging
     int32_t status;
     uint64_t uuid;      // hello: the sender's worker
     uint64_t sreq_id;
@@ -60,8 +64,9 @@ struct AmHeader {
     int32_t pid;        // hello: the sending process
     uint64_t node;      // hello: the sending node (host, boot and network namespace)
     uint64_t ep_id;     // hello: the ucxdt endpoint that sent it
-    uint64_t offset;    // ready (IPC path): byte offset of the slot in the sender's staging
-    cuda::IpcRef ref;   // rtr (direct)
+    uint64_t offset;    // ready (IPC path): byte offset of the slot in the sender's staging;
+                        // grant (push): byte offset of the slot in the receiver's staging
+    cuda::IpcRef ref;   // rtr: the receiver's buffer (direct) or device staging (push)
 };
 
 }  // namespace ucxdt::rndv

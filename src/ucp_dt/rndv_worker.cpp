@@ -84,6 +84,11 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     r->status = status;
     if (r->memh) ucp_mem_unmap(ucp_context, r->memh), r->memh = nullptr;
     if (r->rkey) ucp_rkey_destroy(r->rkey), r->rkey = nullptr;
+    if (!r->granted.empty()) {  // push, failed: the sender may still write these slots
+        for (int s : r->granted) r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), s), r->slots.end());
+        if (!r->peer_lost) retired[r->id] = {r->dev, std::move(r->granted)};
+        r->granted.clear();
+    }
     for (int s : r->slots) r->give_slot(s);
     r->slots.clear();
     if (r->peer_mem) imports->unmap(r->peer_uuid, r->peer_ref, r->map_device), r->peer_mem = nullptr;

@@ -88,6 +88,14 @@ struct Request {
                                    // the receiver's buffer)
     int map_device = -1;
     uint64_t peer_uuid = 0;
+    // Push (neither layout contiguous): the sender packs each fragment over NVLink straight into
+    // a slot of the receiver's device staging that the receiver granted (RTR, then ACKs), and
+    // the receiver unpacks it from local memory. Kernels write peer memory faster than they
+    // read it, so the slow stage runs at the copy engines' rate.
+    bool push = false;
+    std::vector<std::pair<int32_t, uint64_t>> grants;  // send: (slot, offset) granted before the RTR
+    std::vector<int> granted;  // receive: slots granted whose READY has not come; the sender may be
+                               // writing them, so they are retired, not reused, if the receive fails
 
     // Receive.
     ucp_tag_t tag_mask = 0, sender_tag = 0;
@@ -99,7 +107,7 @@ struct Request {
     ucp_rkey_h rkey = nullptr;
     std::vector<char> rkey_buf;            // the sender's packed rkey
     std::vector<int> free_slots;           // held slots not under a GET
-    int64_t next_get = 0, gets_in_flight = 0, frags_done = 0;
+    int64_t next_get = 0, gets_in_flight = 0, frags_done = 0;  // next_get, push: fragments granted
     bool matched = false;
     ucxdt_status_t status_pending = UCXDT_OK;  // the end is decided; waiting for GETs in flight
 
@@ -178,6 +186,10 @@ struct Worker {
     std::unique_ptr<cuda::IpcImports> imports = std::make_unique<cuda::IpcImports>();
     std::unordered_map<int, std::unique_ptr<cuda::DeviceStaging>> gpus;
     std::deque<GpuOp> gpu_ops;
+    // Push: device slots of receives that failed while their sender could still be writing them,
+    // by receive id; the sender's FIN (sent once its GPU work ended) gives them back. Those of a
+    // failed peer stay out of use until the worker is destroyed.
+    std::unordered_map<uint64_t, std::pair<cuda::DeviceStaging *, std::vector<int>>> retired;
 
     /// Takes up to `want` slots of the pool of r's role into r->slots; false when none is free.
     ucxdt_status_t take_slots(Request *r, int want);
@@ -212,10 +224,14 @@ struct Worker {
     bool send_start_ipc(Request *r);         // false: the host path serves it
     void send_on_rtr(const AmHeader &h);
     void send_ipc_stage(Request *r);         // takes device slots, packs the first fragments
-    void recv_start_ipc(Request *r);
+    bool recv_start_ipc(Request *r);        // false: waits for a device slot (push)
     void recv_on_fin(const AmHeader &h);
     void recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset);  // READY on the IPC path
     void send_ipc_frag(Request *r, int64_t k, int slot);
+    void send_ipc_push(Request *r, int slot, uint64_t offset);  // packs the next fragment into a grant
+    enum class Push { started, busy, unavailable };
+    Push recv_start_push(Request *r);  // RTR and grants; unavailable: pull instead
+    ucxdt_status_t recv_grant(Request *r, int slot, AmKind kind);  // the slot takes fragment next_get
     void send_ipc_fail(Request *r, ucxdt_status_t st);  // FIN with the error, then complete
     AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields
     /// Runs `work` on r's GPU stream (or synchronously for host memory) and queues `op`.

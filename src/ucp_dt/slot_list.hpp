@@ -22,6 +22,7 @@ public:
         return got;
     }
     void give(int slot) { free_.push_back(slot); }
+    int free_count() const { return static_cast<int>(free_.size()); }
 
 private:
     std::vector<int> free_;

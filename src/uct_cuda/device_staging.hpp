@@ -33,6 +33,8 @@ public:
     /// Takes up to `want` free slots (none when all are taken); after allocate().
     std::vector<int> take(int want) { return free_.take(want); }
     void give(int slot) { free_.give(slot); }
+    int free_slots() const { return free_.free_count(); }
+    int slots() const { return slots_; }
     char *slot(int i) const { return base_ + slot_offset(i); }
     int64_t slot_offset(int i) const { return static_cast<int64_t>(i) * slot_bytes_; }
     /// The IPC reference of slot 0 (after allocate()).
