@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -63,6 +64,7 @@ struct Params {
     std::string send_spec = "nas_mg_y", recv_spec;  // recv empty: as send
     std::string send_mem = "host", recv_mem;        // recv empty: as send
     long iters = 1000, warmup = 10;
+    long window = 1;  // tag_bw: messages in flight
     int check_all = 0;
     double percentile = 50.0;
 
@@ -71,7 +73,8 @@ struct Params {
         std::snprintf(b, sizeof b, "%.17g", percentile);
         return "test=" + test + "\npath=" + path + "\nsend=" + send_spec + "\nrecv=" + recv_spec +
                "\nsmem=" + send_mem + "\nrmem=" + recv_mem + "\niters=" + std::to_string(iters) +
-               "\nwarmup=" + std::to_string(warmup) + "\ncheck=" + std::to_string(check_all) +
+               "\nwarmup=" + std::to_string(warmup) + "\nwindow=" + std::to_string(window) +
+               "\ncheck=" + std::to_string(check_all) +
                "\npct=" + b + "\n";
     }
     void decode(const std::string &s) {
@@ -86,6 +89,7 @@ struct Params {
         test = kv["test"], path = kv["path"], send_spec = kv["send"], recv_spec = kv["recv"];
         send_mem = kv["smem"], recv_mem = kv["rmem"];
         iters = std::atol(kv["iters"].c_str()), warmup = std::atol(kv["warmup"].c_str());
+        window = std::atol(kv["window"].c_str());
         check_all = std::atoi(kv["check"].c_str()), percentile = std::atof(kv["pct"].c_str());
     }
 };
@@ -114,6 +118,9 @@ void usage() {
         "     -m <send mem>[,<recv mem>]  host (default), cuda, cuda-managed\n"
         "     -n <iters>     timed iterations (1000)\n"
         "     -w <iters>     warm-up iterations (10)\n"
+        "     -O <n>         tag_bw: messages in flight on each side (1); ucx_perftest's tag_bw\n"
+        "                    keeps 32 (its -O). Above 1, a message's latency is the time since\n"
+        "                    the previous completion, the percentile is over those\n"
         "     -c             verify every iteration (default: the first and the last)\n"
         "     -R <rank>      percentile rank of the latency percentile (50.0)\n"
         "     -p <port>      TCP port for the out-of-band exchange (13337)\n"
@@ -352,6 +359,16 @@ int client_connect(const std::string &host, int port) {
 
 // ---- UCP -----------------------------------------------------------------------------------
 
+// A message in flight: its ucxdt or UCP request (nullptr: complete).
+struct Pending {
+    void *req = nullptr;
+    bool ucxdt = false;
+    const char *what = "";
+    Side *unpack = nullptr;  // packsend receive: the layout to unpack the staged bytes into
+    long iter = -1;          // tag_bw: its iteration (timed when >= 0)
+    double posted = 0;
+};
+
 struct Ucp {
     ucp_context_h ctx = nullptr;
     ucp_worker_h worker = nullptr;
@@ -397,43 +414,50 @@ struct Ucp {
         epp.ucp_ep = ep;
         if (ucxdt_ep_create(dw, &epp, &dep) != UCXDT_OK) die("ucxdt_ep_create: %s", ucxdt_last_error());
     }
-    void dwait(ucxdt_status_ptr_t req, const char *what) {
-        if (req == nullptr) return;
-        if (UCXDT_PTR_IS_ERR(req)) die("%s: %s", what, ucxdt_status_string(UCXDT_PTR_STATUS(req)));
-        int s;
-        while ((s = ucxdt_request_check_status(req)) == UCXDT_INPROGRESS) ucxdt_worker_progress(dw);
-        ucxdt_request_free(req);
-        if (s != UCXDT_OK) die("%s: %s", what, ucxdt_status_string(static_cast<ucxdt_status_t>(s)));
-    }
     void make_dts(ucxdt_type_t s, ucxdt_type_t r) {
         if (ucxdt_ucp_dt_create(s, &send_dt) != UCS_OK || ucxdt_ucp_dt_create(r, &recv_dt) != UCS_OK)
             die("ucxdt_ucp_dt_create: %s", ucxdt_last_error());
         have_dt = true;
     }
-    void wait(void *req, const char *what) {
-        if (req == nullptr) return;
-        if (UCS_PTR_IS_ERR(req)) die("%s: %s", what, ucs_status_string(UCS_PTR_STATUS(req)));
-        ucs_status_t s;
-        while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS) progress();
-        ucp_request_free(req);
-        if (s != UCS_OK) die("%s: %s", what, ucs_status_string(s));
+    // Whether message m completed (its request is then freed); dies when it failed.
+    bool done(Pending &m) {
+        if (m.req == nullptr) return true;
+        if (m.ucxdt) {
+            if (UCXDT_PTR_IS_ERR(m.req))
+                die("%s: %s", m.what, ucxdt_status_string(UCXDT_PTR_STATUS(m.req)));
+            const int s = ucxdt_request_check_status(m.req);
+            if (s == UCXDT_INPROGRESS) return false;
+            ucxdt_request_free(m.req);
+            if (s != UCXDT_OK) die("%s: %s", m.what, ucxdt_status_string(static_cast<ucxdt_status_t>(s)));
+        } else {
+            if (UCS_PTR_IS_ERR(m.req)) die("%s: %s", m.what, ucs_status_string(UCS_PTR_STATUS(m.req)));
+            const ucs_status_t s = ucp_request_check_status(m.req);
+            if (s == UCS_INPROGRESS) return false;
+            ucp_request_free(m.req);
+            if (s != UCS_OK) die("%s: %s", m.what, ucs_status_string(s));
+        }
+        m.req = nullptr;
+        return true;
+    }
+    void wait(Pending m) {
+        while (!done(m)) progress();
     }
     // The pipeline's worker progresses UCP too: used for every wait once it exists.
     void progress() {
         if (dw) ucxdt_worker_progress(dw);
         else ucp_worker_progress(worker);
     }
-    void send(const void *buf, size_t count, ucp_datatype_t dt, ucp_tag_t tag) {
+    Pending send(const void *buf, size_t count, ucp_datatype_t dt, ucp_tag_t tag) {
         ucp_request_param_t rp{};
         rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
         rp.datatype = dt;
-        wait(ucp_tag_send_nbx(ep, buf, count, tag, &rp), "ucp_tag_send_nbx");
+        return Pending{ucp_tag_send_nbx(ep, buf, count, tag, &rp), false, "ucp_tag_send_nbx"};
     }
-    void recv(void *buf, size_t count, ucp_datatype_t dt, ucp_tag_t tag) {
+    Pending recv(void *buf, size_t count, ucp_datatype_t dt, ucp_tag_t tag) {
         ucp_request_param_t rp{};
         rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
         rp.datatype = dt;
-        wait(ucp_tag_recv_nbx(worker, buf, count, tag, ~ucp_tag_t(0), &rp), "ucp_tag_recv_nbx");
+        return Pending{ucp_tag_recv_nbx(worker, buf, count, tag, ~ucp_tag_t(0), &rp), false, "ucp_tag_recv_nbx"};
     }
     void close() {
         if (ep != nullptr) {
@@ -454,37 +478,45 @@ struct Ucp {
     }
 };
 
-// One message of side `s` in either direction, on the chosen path. `stage` is the contiguous
-// buffer of the packsend path.
-void send_side(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
-    if (p.path == "pipeline") {
-        u.dwait(ucxdt_tag_send_nbx(u.dep, s.origin(), s.lay.count, s.type, kDataTag, nullptr),
-                "ucxdt_tag_send_nbx");
-        return;
-    }
-    if (p.path == "generic") {
-        u.send(s.origin(), static_cast<size_t>(s.lay.count), dt, kDataTag);
-        return;
-    }
+// One message of side `s` in either direction, on the chosen path, posted. `stage` is the
+// contiguous buffer of the packsend path (messages in flight share it: they carry equal bytes).
+Pending post_send(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
+    if (p.path == "pipeline")
+        return Pending{ucxdt_tag_send_nbx(u.dep, s.origin(), s.lay.count, s.type, kDataTag, nullptr), true,
+                       "ucxdt_tag_send_nbx"};
+    if (p.path == "generic") return u.send(s.origin(), static_cast<size_t>(s.lay.count), dt, kDataTag);
     int64_t pos = 0;
     if (ucxdt_pack(s.origin(), s.lay.count, s.type, stage.p, stage.n, &pos) != UCXDT_OK)
         die("ucxdt_pack: %s", ucxdt_last_error());
-    u.send(stage.p, static_cast<size_t>(s.packed), ucp_dt_make_contig(1), kDataTag);
+    return u.send(stage.p, static_cast<size_t>(s.packed), ucp_dt_make_contig(1), kDataTag);
+}
+Pending post_recv(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
+    if (p.path == "pipeline")
+        return Pending{ucxdt_tag_recv_nbx(u.dw, s.origin(), s.lay.count, s.type, kDataTag, ~ucp_tag_t(0), nullptr),
+                       true, "ucxdt_tag_recv_nbx"};
+    if (p.path == "generic") return u.recv(s.origin(), static_cast<size_t>(s.lay.count), dt, kDataTag);
+    Pending m = u.recv(stage.p, static_cast<size_t>(s.packed), ucp_dt_make_contig(1), kDataTag);
+    m.unpack = &s;
+    return m;
+}
+// Whether m completed, then (packsend) unpacked.
+bool reap(Ucp &u, Pending &m, const Mem &stage) {
+    if (!u.done(m)) return false;
+    int64_t pos = 0;
+    if (m.unpack && ucxdt_unpack(stage.p, stage.n, &pos, m.unpack->origin(), m.unpack->lay.count,
+                                 m.unpack->type) != UCXDT_OK)
+        die("ucxdt_unpack: %s", ucxdt_last_error());
+    m.unpack = nullptr;
+    return true;
+}
+void finish(Ucp &u, Pending m, const Mem &stage) {
+    while (!reap(u, m, stage)) u.progress();
+}
+void send_side(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
+    finish(u, post_send(u, p, s, dt, stage), stage);
 }
 void recv_side(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
-    if (p.path == "pipeline") {
-        u.dwait(ucxdt_tag_recv_nbx(u.dw, s.origin(), s.lay.count, s.type, kDataTag, ~ucp_tag_t(0), nullptr),
-                "ucxdt_tag_recv_nbx");
-        return;
-    }
-    if (p.path == "generic") {
-        u.recv(s.origin(), static_cast<size_t>(s.lay.count), dt, kDataTag);
-        return;
-    }
-    u.recv(stage.p, static_cast<size_t>(s.packed), ucp_dt_make_contig(1), kDataTag);
-    int64_t pos = 0;
-    if (ucxdt_unpack(stage.p, stage.n, &pos, s.origin(), s.lay.count, s.type) != UCXDT_OK)
-        die("ucxdt_unpack: %s", ucxdt_last_error());
+    finish(u, post_recv(u, p, s, dt, stage), stage);
 }
 
 // ---- Results -------------------------------------------------------------------------------
@@ -517,27 +549,45 @@ void barrier(int fd) {
     recv_blob(fd);
 }
 
-// Client of tag_bw: the sender. Server: the receiver.
+// Client of tag_bw: the sender. Server: the receiver. Up to p.window messages are in flight on
+// each side, as in ucx_perftest (all from, or into, the one buffer); a checked iteration first
+// lets the window drain, then runs alone between barriers, untimed apart from its transfer.
 void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, Result &r) {
     Mem stage(client ? snd.buf.kind : rcv.buf.kind, snd.packed);
     Progress prog;
-    double excluded = 0, t_start = 0;
+    double excluded = 0, t_start = 0, last_done = 0;
+    std::deque<Pending> flight;
+    // A timed message takes from its post, or from the previous completion when it was posted
+    // before that (a full window): in steady state, the interval between completions.
+    auto reap_oldest = [&] {
+        Pending &m = flight.front();
+        while (!reap(u, m, stage)) u.progress();
+        const double t = now_s();
+        if (m.iter >= 0) r.lat_us.push_back((t - std::max(m.posted, last_done)) * 1e6);
+        last_done = t;
+        flight.pop_front();
+    };
+    auto drain = [&] {
+        while (!flight.empty()) reap_oldest();
+    };
     for (long i = -p.warmup; i < p.iters; ++i) {
-        if (i == 0) t_start = now_s();
+        if (i == 0) drain(), t_start = last_done = now_s();
         const bool chk = i >= 0 && checked(p, i);
-        double t0 = now_s();
         if (chk) {
+            drain();
+            const double t0 = now_s();
             if (client) snd.fill_pattern(i);
             else rcv.fill_poison();
             barrier(fd);
-            const double t1 = now_s();
-            excluded += t1 - t0, t0 = t1;
+            excluded += now_s() - t0;
         }
-        if (client) send_side(u, p, snd, u.send_dt, stage);
-        else recv_side(u, p, rcv, u.recv_dt, stage);
-        const double t1 = now_s();
-        if (i >= 0) r.lat_us.push_back((t1 - t0) * 1e6);
+        while (static_cast<long>(flight.size()) >= p.window) reap_oldest();
+        const double posted = now_s();
+        flight.push_back(client ? post_send(u, p, snd, u.send_dt, stage) : post_recv(u, p, rcv, u.recv_dt, stage));
+        flight.back().iter = i, flight.back().posted = posted;
         if (chk) {
+            drain();
+            const double t1 = now_s();
             if (!client) {
                 record_failure(r, i, rcv.check(snd.expected_stream(i)));
                 ++r.checks;
@@ -547,9 +597,10 @@ void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, 
         }
         if (client && i >= 0) prog.tick(i + 1, p.iters);
     }
+    drain();
     uint64_t ack = 0;
-    if (client) u.recv(&ack, sizeof ack, ucp_dt_make_contig(1), kAckTag);
-    else u.send(&ack, sizeof ack, ucp_dt_make_contig(1), kAckTag);
+    if (client) u.wait(u.recv(&ack, sizeof ack, ucp_dt_make_contig(1), kAckTag));
+    else u.wait(u.send(&ack, sizeof ack, ucp_dt_make_contig(1), kAckTag));
     r.overall_us = (now_s() - t_start - excluded) * 1e6 / static_cast<double>(p.iters);
 }
 
@@ -699,28 +750,29 @@ void print(const Options &o, const Side &snd, const Side &rcv, const Result &r, 
     if (o.format == "csv") {
         std::printf("test,path,send_layout,recv_layout,send_mem,recv_mem,packed_bytes,iterations,"
                     "lat_us_p50,lat_us_avg,lat_us_overall,bw_MBps_avg,bw_MBps_overall,"
-                    "msg_rate_avg,memcpy_us,verified,lat_us_max,max_iteration\n");
+                    "msg_rate_avg,memcpy_us,verified,lat_us_max,max_iteration,window\n");
         // The slowest iteration and its index: one slow iteration moves the averages.
         const auto slowest = std::max_element(r.lat_us.begin(), r.lat_us.end());
         const double max_us = slowest == r.lat_us.end() ? 0 : *slowest;
         const long max_it = slowest == r.lat_us.end() ? -1 : static_cast<long>(slowest - r.lat_us.begin());
-        std::printf("%s,%s,\"%s\",\"%s\",%s,%s,%lld,%ld,%.3f,%.3f,%.3f,%.2f,%.2f,%.0f,%.3f,%s,%.3f,%ld\n",
+        std::printf("%s,%s,\"%s\",\"%s\",%s,%s,%lld,%ld,%.3f,%.3f,%.3f,%.2f,%.2f,%.0f,%.3f,%s,%.3f,%ld,%ld\n",
                     p.test.c_str(), local ? "-" : p.path.c_str(), snd.lay.name.c_str(),
                     rcv.lay.name.c_str(), snd.buf.kind.c_str(), rmem.c_str(),
                     static_cast<long long>(snd.packed), p.iters, s.pct_us, s.avg_us, s.overall_us,
-                    s.bw_avg, s.bw_overall, s.mr_avg, r.baseline_us, ok ? "yes" : "no", max_us, max_it);
+                    s.bw_avg, s.bw_overall, s.mr_avg, r.baseline_us, ok ? "yes" : "no", max_us, max_it,
+                    p.window);
         return;
     }
     if (o.format == "json") {
         std::printf("{\"test\":\"%s\",\"path\":\"%s\",\"send_layout\":\"%s\",\"recv_layout\":"
                     "\"%s\",\"send_mem\":\"%s\",\"recv_mem\":\"%s\",\"packed_bytes\":%lld,"
-                    "\"iterations\":%ld,\"percentile\":%.1f,\"lat_us_pct\":%.3f,"
+                    "\"iterations\":%ld,\"window\":%ld,\"percentile\":%.1f,\"lat_us_pct\":%.3f,"
                     "\"lat_us_avg\":%.3f,\"lat_us_overall\":%.3f,\"bw_MBps_avg\":%.2f,"
                     "\"bw_MBps_overall\":%.2f,\"msg_rate_avg\":%.0f,\"msg_rate_overall\":%.0f,"
                     "\"memcpy_us\":%.3f,\"verified\":%s,\"verification\":\"%s\"}\n",
                     p.test.c_str(), local ? "-" : p.path.c_str(), snd.lay.name.c_str(),
                     rcv.lay.name.c_str(), snd.buf.kind.c_str(), rmem.c_str(),
-                    static_cast<long long>(snd.packed), p.iters, p.percentile, s.pct_us, s.avg_us,
+                    static_cast<long long>(snd.packed), p.iters, p.window, p.percentile, s.pct_us, s.avg_us,
                     s.overall_us, s.bw_avg, s.bw_overall, s.mr_avg, s.mr_overall, r.baseline_us,
                     ok ? "true" : "false", verified.c_str());
         return;
@@ -729,8 +781,9 @@ void print(const Options &o, const Side &snd, const Side &rcv, const Result &r, 
                 "-----------+\n");
     std::printf("| test: %-8s path: %-8s send: %s [%s]\n", p.test.c_str(),
                 local ? "-" : p.path.c_str(), snd.lay.name.c_str(), snd.buf.kind.c_str());
-    std::printf("| packed: %lld B%*s recv: %s [%s]\n", static_cast<long long>(snd.packed), 10, "",
-                rcv.lay.name.c_str(), rmem.c_str());
+    std::printf("| packed: %lld B%*s recv: %s [%s]%s\n", static_cast<long long>(snd.packed), 10, "",
+                rcv.lay.name.c_str(), rmem.c_str(),
+                p.window > 1 ? (", window " + std::to_string(p.window)).c_str() : "");
     std::printf("+--------------+--------------+------------------------------+-----------------"
                 "----+-----------------------+\n");
     std::printf("|              |              | %s |   bandwidth (MB/s)  |  message rate "
@@ -758,7 +811,7 @@ int main(int argc, char **argv) {
     Options o;
     std::string dspec, mspec;
     int64_t size = -1;
-    for (int c; (c = getopt(argc, argv, "t:x:D:s:m:n:w:cR:p:G:f:Lh")) != -1;) {
+    for (int c; (c = getopt(argc, argv, "t:x:D:s:m:n:w:O:cR:p:G:f:Lh")) != -1;) {
         switch (c) {
         case 't': o.p.test = optarg; break;
         case 'x': o.p.path = optarg; break;
@@ -767,6 +820,7 @@ int main(int argc, char **argv) {
         case 'm': mspec = optarg; break;
         case 'n': o.p.iters = std::atol(optarg); break;
         case 'w': o.p.warmup = std::atol(optarg); break;
+        case 'O': o.p.window = std::atol(optarg); break;
         case 'c': o.p.check_all = 1; break;
         case 'R': o.p.percentile = std::atof(optarg); break;
         case 'p': o.port = std::atoi(optarg); break;
@@ -811,7 +865,8 @@ int main(int argc, char **argv) {
         die("-t %s: expected tag_lat, tag_bw, pack or unpack", p.test.c_str());
     if (p.path != "generic" && p.path != "packsend" && p.path != "pipeline")
         die("-x %s: expected generic, pipeline or packsend", p.path.c_str());
-    if (p.iters < 1 || p.warmup < 0) die("-n must be >= 1 and -w >= 0");
+    if (p.iters < 1 || p.warmup < 0 || p.window < 1) die("-n and -O must be >= 1 and -w >= 0");
+    if (p.window > 1 && p.test != "tag_bw") die("-O applies to tag_bw only");
     if (p.percentile < 0 || p.percentile > 100) die("-R must be in [0, 100]");
 
     // Both sides build both layouts: the receiver needs the sender's to know what to expect.
