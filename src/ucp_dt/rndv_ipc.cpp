@@ -86,6 +86,7 @@ ucxdt_status_t Worker::map_peer(Request *r, const cuda::IpcRef &ref, uint64_t uu
     r->peer_mem = mem;
     r->map_device = device;
     r->peer_uuid = uuid;
+    r->peer_gpu = !cuda::ipc_on_device(ref, device);
     return UCXDT_OK;
 }
 
@@ -148,7 +149,7 @@ void Worker::send_on_rtr(const AmHeader &h) {
     }
     // The receiver's contiguous buffer: pack the whole message into it.
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
-        return transfer(*r->plan, r->buffer, r->peer_mem, 0, r->packed, true, s);
+        return transfer(*r->plan, r->buffer, r->peer_mem, 0, r->packed, true, s, r->peer_gpu);
     });
     if (st) send_ipc_fail(r, st);
 }
@@ -171,7 +172,7 @@ void Worker::send_ipc_push(Request *r, int slot, uint64_t offset) {
     op.slot = slot;
     char *dst = r->peer_mem + offset;
     const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
-        return transfer(*r->plan, r->buffer, dst, k * r->hdr.frag, r->frag_bytes(k), true, s);
+        return transfer(*r->plan, r->buffer, dst, k * r->hdr.frag, r->frag_bytes(k), true, s, r->peer_gpu);
     });
     if (st) send_ipc_fail(r, st);
 }
@@ -207,7 +208,7 @@ bool Worker::recv_start_ipc(Request *r) {
         if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
         // transfer() copies with cudaMemcpyAsync when the receive layout is contiguous.
         const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
-            return transfer(*r->plan, r->buffer, r->peer_mem, 0, r->hdr.packed, false, s);
+            return transfer(*r->plan, r->buffer, r->peer_mem, 0, r->hdr.packed, false, s, r->peer_gpu);
         });
         if (st) recv_finish(r, st);
         return true;
@@ -279,7 +280,7 @@ void Worker::recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset) {
     op.frag = k;
     op.slot = slot;
     const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
-        return transfer(*r->plan, r->buffer, src, k * r->hdr.frag, r->frag_bytes(k), false, s);
+        return transfer(*r->plan, r->buffer, src, k * r->hdr.frag, r->frag_bytes(k), false, s, !r->push && r->peer_gpu);
     });
     if (st) {
         if (r->dev) cudaStreamSynchronize(r->dev->stream());

@@ -88,6 +88,7 @@ struct Request {
                                    // the receiver's buffer)
     int map_device = -1;
     uint64_t peer_uuid = 0;
+    bool peer_gpu = false;         // peer_mem is on another GPU (transfers cross the link)
     // Push (neither layout contiguous): the sender packs each fragment over NVLink straight into
     // a slot of the receiver's device staging that the receiver granted (RTR, then ACKs), and
     // the receiver unpacks it from local memory. Kernels write peer memory faster than they

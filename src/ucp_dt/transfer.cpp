@@ -81,7 +81,7 @@ int layout_gpu(const Plan &p, const void *buf) {
 }
 
 ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
-                        bool pack, const cudaStream_t *stream) {
+                        bool pack, const cudaStream_t *stream, bool peer) {
     if (length == 0) return UCXDT_OK;
     // The layout side is classified by its first data byte: the buffer pointer may be NULL
     // with absolute displacements (MPI_BOTTOM), and the plan's origin need not be in memory.
@@ -103,7 +103,9 @@ ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offse
         if (ucxdt_status_t st = cuda::check(cudaGetDevice(&device), "cudaGetDevice")) return st;
     cuda::DeviceGuard guard(device);
     if (ucxdt_status_t st = guard.status()) return st;
-    if (stream) return cuda::transfer_async(p, layout, packed, offset, length, pack, device, *stream);
+    // The layout on one GPU and the packed bytes on another: a peer transfer over the link.
+    peer = peer || (cuda::is_gpu(ml) && cuda::is_gpu(mp) && dev_l != dev_p);
+    if (stream) return cuda::transfer_async(p, layout, packed, offset, length, pack, device, *stream, peer);
 
     cudaStream_t internal;
     if (ucxdt_status_t st = cuda::internal_stream(device, &internal)) return st;
@@ -112,7 +114,7 @@ ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offse
     if (!gpu_accessible(ml))
         return via_host_staging(p, layout, packed, offset, length, pack, device, internal);
     if (ucxdt_status_t st = cuda::transfer_async(p, layout, packed, offset, length, pack, device,
-                                                 internal))
+                                                 internal, peer))
         return st;
     return cuda::check(cudaStreamSynchronize(internal), "cudaStreamSynchronize");
 }

@@ -17,8 +17,9 @@ int layout_gpu(const Plan &p, const void *buf);
 /// Moves packed bytes [offset, offset + length) of (layout, p) to or from `packed` (pack:
 /// layout -> packed) and returns when they are in place. When stream is non-null, enqueues
 /// the work on *stream instead, without host synchronization; both buffers must then be
-/// GPU-accessible (UCXDT_ERR_UNSUPPORTED otherwise).
+/// GPU-accessible (UCXDT_ERR_UNSUPPORTED otherwise). `peer`: `packed` is known to be another
+/// GPU's memory (a CUDA IPC mapping, which the runtime reports as the importing device's).
 ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
-                        bool pack, const cudaStream_t *stream);
+                        bool pack, const cudaStream_t *stream, bool peer = false);
 
 }  // namespace ucxdt

@@ -267,10 +267,10 @@ ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int
 }
 
 ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t offset,
-                              int64_t length, bool pack, int device, cudaStream_t stream) {
+                              int64_t length, bool pack, int device, cudaStream_t stream, bool peer) {
     if (length == 0) return UCXDT_OK;
     ucxdt_gpu_method_t method;
-    if (ucxdt_status_t st = choose_method(p, device, &method)) return st;
+    if (ucxdt_status_t st = choose_method(p, device, peer, &method)) return st;
     switch (method) {
     case UCXDT_GPU_METHOD_COPY_ENGINE:
     case UCXDT_GPU_METHOD_STRIDED_KERNEL:

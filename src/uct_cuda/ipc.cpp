@@ -53,6 +53,21 @@ ExportCache &export_cache() {
     return *c;
 }
 
+// The UUID of GPU `device`, which names it across processes (ordinals depend on
+// CUDA_VISIBLE_DEVICES); zeros when it cannot be told.
+cudaUUID_t device_uuid(int device) {
+    static std::mutex mutex;
+    static std::unordered_map<int, cudaUUID_t> known;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = known.find(device);
+    if (it == known.end()) {
+        cudaDeviceProp prop{};
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) cudaGetLastError();
+        it = known.emplace(device, prop.uuid).first;
+    }
+    return it->second;
+}
+
 }  // namespace
 
 ucxdt_status_t ipc_export(const void *ptr, IpcRef *ref) {
@@ -81,6 +96,12 @@ ucxdt_status_t ipc_export(const void *ptr, IpcRef *ref) {
         ExportCache::Entry e{id, {}};
         static_assert(sizeof h == sizeof e.ref.handle);
         std::memcpy(e.ref.handle, &h, sizeof h);
+        int owner = -1;
+        if (memory_type(ptr, &owner) == MemoryType::DEVICE) {
+            const cudaUUID_t u = device_uuid(owner);
+            static_assert(sizeof u == sizeof e.ref.device_uuid);
+            std::memcpy(e.ref.device_uuid, &u, sizeof u);
+        }
         e.ref.base = base;
         e.ref.alloc_bytes = bytes;
         it = c.by_base.insert_or_assign(base, e).first;
@@ -88,6 +109,11 @@ ucxdt_status_t ipc_export(const void *ptr, IpcRef *ref) {
     *ref = it->second.ref;
     ref->offset = p - base;
     return UCXDT_OK;
+}
+
+bool ipc_on_device(const IpcRef &ref, int device) {
+    const cudaUUID_t u = device_uuid(device);
+    return std::memcmp(&u, ref.device_uuid, sizeof u) == 0;
 }
 
 IpcImports::~IpcImports() {

@@ -21,7 +21,12 @@ struct IpcRef {
     uint64_t base;         // the allocation's address in the exporting process
     uint64_t offset;       // of the referenced byte within the allocation
     uint64_t alloc_bytes;  // size of the allocation
+    char device_uuid[16];  // the GPU that holds it (cudaDeviceProp::uuid)
 };
+
+/// Whether the memory of `ref` is on GPU `device` of this process (else another GPU's, reached
+/// over NVLink or PCIe).
+bool ipc_on_device(const IpcRef &ref, int device);
 
 /// Fills `ref` for the device memory at `ptr`. UCXDT_ERR_UNSUPPORTED when the memory cannot be
 /// exported (not device memory, or from a pool allocator without legacy IPC); thread-safe.

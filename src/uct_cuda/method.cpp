@@ -102,7 +102,7 @@ ucxdt_status_t costs(int device, CopyCosts *out) {
 
 }  // namespace
 
-ucxdt_status_t choose_method(const Plan &p, int device, ucxdt_gpu_method_t *method) {
+ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_method_t *method) {
     switch (p.cls) {
     case UCXDT_PLAN_CONTIGUOUS: *method = UCXDT_GPU_METHOD_COPY_ENGINE; return UCXDT_OK;
     case UCXDT_PLAN_BLOCK_LIST:
@@ -124,6 +124,18 @@ ucxdt_status_t choose_method(const Plan &p, int device, ucxdt_gpu_method_t *meth
     CopyCosts c;
     if (ucxdt_status_t st = costs(device, &c)) return st;
     const double bytes = static_cast<double>(p.packed_size);
+    if (peer) {
+        // The link, not the device, bounds both methods, and the copy engines drive it best: on
+        // two H200s over NVLink, 2-D copies of V (32 KB rows) into and out of the peer's memory
+        // reached 0.99-1.0 of a contiguous copy, strided kernels 0.92-0.93 (performance.md,
+        // run 12). The engine works on the next row while the link carries the last, so the copy
+        // keeps up as long as a row's cost is below its time on the link (the fastest known,
+        // NVLink 4 at 450 GB/s one way, is the strictest bound); short rows go to the kernel.
+        constexpr double kFastestLinkBytesPerS = 450e9;
+        if (p.dims[0].count * c.row_seconds < bytes / kFastestLinkBytesPerS)
+            *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
+        return UCXDT_OK;
+    }
     const double t_copy = p.dims[0].count * c.row_seconds + bytes / c.copy_bytes_per_s;
     const double t_kernel = bytes / c.kernel_bytes_per_s;
     if (t_copy < t_kernel) *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;

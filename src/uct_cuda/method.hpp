@@ -15,8 +15,9 @@ struct CopyCosts {
     double kernel_bytes_per_s = 0;  // strided kernel bandwidth on 1 KiB runs
 };
 
-/// The method for plan `p` on `device`. Env UCXDT_GPU_METHOD=kernel|copy forces kernels or
-/// the 2-D copy engine wherever the plan allows it.
-ucxdt_status_t choose_method(const Plan &p, int device, ucxdt_gpu_method_t *method);
+/// The method for plan `p` on `device`; `peer`: the packed buffer is another GPU's memory
+/// (CUDA IPC or peer access). Env UCXDT_GPU_METHOD=kernel|copy forces kernels or the 2-D copy
+/// engine wherever the plan allows it.
+ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_method_t *method);
 
 }  // namespace ucxdt::cuda
