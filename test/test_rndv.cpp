@@ -3,6 +3,7 @@
 // small fragments so that every transfer cycles its staging slots many times, application
 // layouts and random types received into relayouts, signature mismatch, truncation, cancel,
 // and a thousand outstanding sends each way through a small staging pool.
+#include "layouts/registry.hpp"
 #include "support/layout_buffer.hpp"
 #include "support/rndv_support.hpp"
 #include "support/ucp_pair.hpp"
@@ -68,15 +69,22 @@ public:
 
 // Sends `count` elements of `send` from w[0] and receives them as `recv` on w[1] (posted
 // before the send, or after it when `unexpected`); "" when both complete and the data is exact.
+// `rdev`: the CUDA device of a GPU receive buffer (default: the current one).
 std::string run_case(Pair &p, const L::TypeDescPtr &send, const L::TypeDescPtr &recv, int64_t count,
-                     uint64_t seed, bool unexpected = false, Mem smem = Mem::host, Mem rmem = Mem::host) {
+                     uint64_t seed, bool unexpected = false, Mem smem = Mem::host, Mem rmem = Mem::host,
+                     int rdev = -1) {
     Type st(*send), rt(*recv);
     int64_t size = 0;
     ucxdt_type_size(st.h, &size);
     const int64_t total = size * count;
     Buffer src(*send, count, seed), dst(*recv, count, ~seed);
     const std::vector<std::byte> sent = packed(*send, src.ptr(), count, total), poison = dst.bytes;
-    Placed src_at(src, smem), dst_at(dst, rmem);
+    int current = 0;
+    cudaGetDevice(&current);
+    Placed src_at(src, smem);
+    if (rdev >= 0) cudaSetDevice(rdev);
+    Placed dst_at(dst, rmem);
+    cudaSetDevice(current);
     ucxdt_status_ptr_t rreq = nullptr, sreq;
     if (!unexpected) rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), count, rt.h, 42, ~0ull, nullptr);
     sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), count, st.h, 42, nullptr);
@@ -291,6 +299,34 @@ TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
         for (const auto &[device, g] : internals(p.w[k]).gpus)
             EXPECT_EQ(g->free_slots(), g->slots()) << "worker " << k << " holds device slots after its requests ended";
     EXPECT_FALSE(internals(p.w[1]).gpus.empty()) << "the receiver never used device staging (push)";
+}
+
+// A sender on GPU 0 and a receiver on GPU 1 of one process: transfers cross the link, so
+// strided layouts take the 2-D copy engine into or out of the other GPU's memory and the others
+// kernels that reach across. Messages of about 9 MB, one fragment each.
+TEST(RndvGpu, AcrossTwoGpus) {
+    int n = 0;
+    if (!have_gpu() || cudaGetDeviceCount(&n) != cudaSuccess || n < 2)
+        GTEST_SKIP() << "fewer than two CUDA devices: transfers across a link are untested here";
+    Pair p{Config{8192, 1 << 20, 4, 16}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    const char *specs[][2] = {{"triangular:n=1500", "triangular:n=1500"},
+                              {"triangular:n=1500", "contig:count=1125750,type=double"},
+                              {"contig:count=1125750,type=double", "triangular:n=1500"},
+                              {"submatrix:n=1100", "submatrix:n=1100"},
+                              {"submatrix:n=1100", "contig:count=1210000,type=double"},
+                              {"contig:count=1210000,type=double", "submatrix:n=1100"},
+                              {"fft2_gather:N=1536,P=2", "fft2_gather:N=1536,P=2"}};
+    for (const auto &[send, recv] : specs) {
+        L::Layout ls, lr;
+        std::string err;
+        ASSERT_TRUE(L::resolve_layout(send, &ls, &err)) << err;
+        ASSERT_TRUE(L::resolve_layout(recv, &lr, &err)) << err;
+        ASSERT_EQ(ls.count, lr.count);
+        EXPECT_EQ(run_case(p, ls.type, lr.type, ls.count, 0xa11 + ls.count, false, Mem::cuda, Mem::cuda, 1), "")
+            << send << " into " << recv;
+    }
 }
 
 // ---- Errors ---------------------------------------------------------------------------------
