@@ -12,6 +12,8 @@
 #include <ucxdt/ucxdt_ucp.h>
 
 #include <gtest/gtest.h>
+#include <hwloc.h>
+#include <hwloc/cudart.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -214,6 +216,31 @@ private:
 std::string expect_error(Pair &p, const L::TypeDescPtr &send, int64_t scount, const L::TypeDescPtr &recv,
                          int64_t rcount, int want_recv, int want_send, Mem smem = Mem::host, Mem rmem = Mem::host);
 
+// "" when `pool`, staging for GPU `device`, sits where hwloc says it should: bound to the NUMA
+// nodes local to the GPU when those are not the whole machine, else left to first touch.
+std::string check_numa_placement(const ucxdt::rndv::StagingPool &pool, int64_t bytes, int device) {
+    hwloc_topology_t t = nullptr;
+    if (hwloc_topology_init(&t) != 0 || hwloc_topology_load(t) != 0) return "";  // hwloc cannot tell
+    hwloc_cpuset_t cpus = hwloc_bitmap_alloc();
+    hwloc_nodeset_t want = hwloc_bitmap_alloc(), got = hwloc_bitmap_alloc();
+    std::string bad;
+    const bool local = hwloc_cudart_get_device_cpuset(t, device, cpus) == 0 && !hwloc_bitmap_iszero(cpus) &&
+                       !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(t), cpus);
+    hwloc_membind_policy_t policy{};
+    if (pool.numa_bound() != local) {
+        bad = local ? "the GPU is local to part of the machine, but its staging was not bound there"
+                    : "staging was bound although the GPU is local to the whole machine";
+    } else if (local) {
+        hwloc_cpuset_to_nodeset(t, cpus, want);
+        if (hwloc_get_area_membind(t, pool.base(), static_cast<size_t>(bytes), got, &policy, HWLOC_MEMBIND_BYNODESET) != 0 ||
+            !hwloc_bitmap_isequal(want, got))
+            bad = "the staging pages are not bound to the GPU's NUMA nodes";
+    }
+    hwloc_bitmap_free(cpus), hwloc_bitmap_free(want), hwloc_bitmap_free(got);
+    hwloc_topology_destroy(t);
+    return bad;
+}
+
 // GPU layouts between the workers of one process, with the peers' HELLOs exchanged first.
 // CUDA IPC on (64 KiB fragments, so that transfers cycle the device slots) or off (host staging).
 void gpu_path_cases(bool ipc) {
@@ -246,8 +273,11 @@ void gpu_path_cases(bool ipc) {
         EXPECT_EQ(sender.pools[0], nullptr) << "a GPU send went through host staging";
         EXPECT_FALSE(sender.gpus.empty());
     } else {
-        EXPECT_NE(sender.pools[0], nullptr);
+        ASSERT_NE(sender.pools[0], nullptr);
         EXPECT_TRUE(sender.gpus.empty()) << "CUDA IPC was used with UCXDT_CUDA_IPC=n";
+        int device = 0;
+        cudaGetDevice(&device);
+        EXPECT_EQ(check_numa_placement(*sender.pools[0], 8 * 16384, device), "");
     }
 }
 

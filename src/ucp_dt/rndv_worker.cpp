@@ -37,7 +37,7 @@ char *Worker::wire_alloc(Request *r, size_t bytes) {
     if (r->gpu >= 0 && bytes <= landing_bytes(cfg)) {
         if (!wire_pool && !wire_pool_failed) {
             StagingPool *made = nullptr;
-            if (StagingPool::create(ucp_context, cfg.slots, static_cast<int64_t>(landing_bytes(cfg)), &made))
+            if (StagingPool::create(ucp_context, cfg.slots, static_cast<int64_t>(landing_bytes(cfg)), r->gpu, &made))
                 wire_pool_failed = true, clear_error();  // pageable buffers then
             else
                 wire_pool.reset(made);
@@ -61,7 +61,7 @@ ucxdt_status_t Worker::take_slots(Request *r, int want) {
     auto &p = pools[r->is_send ? 0 : 1];
     if (!p) {
         StagingPool *made = nullptr;
-        if (ucxdt_status_t st = StagingPool::create(ucp_context, cfg.slots, cfg.frag, &made)) return st;
+        if (ucxdt_status_t st = StagingPool::create(ucp_context, cfg.slots, cfg.frag, r->gpu, &made)) return st;
         p.reset(made);
     }
     r->pool = p.get();

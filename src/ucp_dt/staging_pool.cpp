@@ -1,6 +1,7 @@
 #include "staging_pool.hpp"
 
 #include "error.hpp"
+#include "uct_cuda/topology.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -10,7 +11,8 @@
 
 namespace ucxdt::rndv {
 
-ucxdt_status_t StagingPool::create(ucp_context_h ctx, int slots, int64_t slot_bytes, StagingPool **out) {
+ucxdt_status_t StagingPool::create(ucp_context_h ctx, int slots, int64_t slot_bytes, int near_gpu,
+                                   StagingPool **out) {
     auto *p = new (std::nothrow) StagingPool;
     if (!p) return fail(UCXDT_ERR_NO_MEMORY, "allocation failed");
     p->ctx_ = ctx;
@@ -24,6 +26,7 @@ ucxdt_status_t StagingPool::create(ucp_context_h ctx, int slots, int64_t slot_by
     // Without a GPU (or if it fails) the region stays pageable, and GPU layouts stage through
     // the synchronous path.
     int gpus = 0;
+    if (near_gpu >= 0) p->numa_bound_ = cuda::bind_near_gpu(p->base_, static_cast<size_t>(bytes), near_gpu);
     if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0)
         p->registered_ = cudaHostRegister(p->base_, static_cast<size_t>(bytes), cudaHostRegisterPortable) == cudaSuccess;
     cudaGetLastError();

@@ -1,6 +1,7 @@
 // Host staging slots for the rendezvous: one region of slots x slot_bytes, page-locked when a
-// GPU is present (so GPU layouts pack into it with zero copy) and registered once with
-// ucp_mem_map, so that a peer can GET from it with one rkey; handed out slot by slot.
+// GPU is present (so GPU layouts pack into it with zero copy), placed on the NUMA nodes local
+// to the GPU it serves (hwloc), and registered once with ucp_mem_map, so that a peer can GET
+// from it with one rkey; handed out slot by slot.
 #pragma once
 
 #include "slot_list.hpp"
@@ -16,7 +17,9 @@ namespace ucxdt::rndv {
 
 class StagingPool {
 public:
-    static ucxdt_status_t create(ucp_context_h ctx, int slots, int64_t slot_bytes, StagingPool **out);
+    /// `near_gpu`: the CUDA device whose layouts it stages (its pages go to the NUMA nodes
+    /// local to that GPU), -1 for none.
+    static ucxdt_status_t create(ucp_context_h ctx, int slots, int64_t slot_bytes, int near_gpu, StagingPool **out);
     ~StagingPool();
 
     char *slot(int i) const { return base_ + static_cast<int64_t>(i) * slot_bytes_; }
@@ -27,6 +30,8 @@ public:
     /// Takes up to `want` free slots (none when all are taken).
     std::vector<int> take(int want) { return free_.take(want); }
     void give(int slot) { free_.give(slot); }
+    /// The pages are bound to the NUMA nodes of a GPU (cuda::bind_near_gpu).
+    bool numa_bound() const { return numa_bound_; }
 
 private:
     StagingPool() = default;
@@ -34,6 +39,7 @@ private:
     int64_t slot_bytes_ = 0;
     char *base_ = nullptr;
     bool registered_ = false;  // page-locked with cudaHostRegister
+    bool numa_bound_ = false;
     ucp_mem_h memh_ = nullptr;
     std::vector<char> rkey_;
     SlotList free_;

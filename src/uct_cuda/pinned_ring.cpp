@@ -1,6 +1,7 @@
 #include "pinned_ring.hpp"
 
 #include "cuda_check.hpp"
+#include "topology.hpp"
 #include "ucp_dt/env.hpp"
 #include "ucp_dt/error.hpp"
 
@@ -27,7 +28,7 @@ void destroy(PinnedRing *r) {
     DeviceGuard guard(r->device);
     for (cudaEvent_t e : r->events) cudaEventDestroy(e);
     if (r->stream) cudaStreamDestroy(r->stream);
-    if (r->host) cudaFreeHost(r->host);
+    if (r->host) cudaHostUnregister(r->host), std::free(r->host);
     delete r;
 }
 
@@ -41,10 +42,17 @@ ucxdt_status_t make(int device, PinnedRing **out) {
     // Blocking, like the internal stream (resources.cpp): ordered after the legacy default stream.
     if (!st) st = check(cudaStreamCreateWithFlags(&r->stream, cudaStreamDefault),
                         "cudaStreamCreateWithFlags (ring)");
-    if (!st) st = check(cudaHostAlloc(reinterpret_cast<void **>(&r->host),
-                                      r->slot_bytes * r->depth,
-                                      cudaHostAllocPortable | cudaHostAllocMapped),
-                        "cudaHostAlloc (ring)");
+    // Placed on the GPU's NUMA nodes before it is pinned (pinned pages cannot move), then
+    // page-locked and mapped for the GPU.
+    const size_t bytes = static_cast<size_t>((r->slot_bytes * r->depth + 4095) / 4096 * 4096);
+    if (!st && !(r->host = static_cast<char *>(std::aligned_alloc(4096, bytes))))
+        st = fail(UCXDT_ERR_NO_MEMORY, "ring: cannot allocate " + std::to_string(bytes) + " bytes");
+    if (!st) {
+        bind_near_gpu(r->host, bytes, device);
+        st = check(cudaHostRegister(r->host, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped),
+                   "cudaHostRegister (ring)");
+        if (st) std::free(r->host), r->host = nullptr;
+    }
     for (int i = 0; !st && i < r->depth; ++i) {
         cudaEvent_t e = nullptr;
         st = check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate (ring)");

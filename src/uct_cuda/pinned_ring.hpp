@@ -1,7 +1,8 @@
 // Rings of pinned host staging for requests that stream a GPU layout through host memory in
 // fragments (the UCP generic datatype): `depth` slots of `slot_bytes`, a stream on which the
-// GPU packs into or unpacks out of the slots, and one event per slot. Rings are pooled per
-// device, because cudaHostAlloc costs far more than one message.
+// GPU packs into or unpacks out of the slots, and one event per slot. The slots are placed on
+// the NUMA nodes local to the ring's GPU (topology.hpp). Rings are pooled per device, because
+// pinning memory costs far more than one message.
 #pragma once
 
 #include <ucxdt/ucxdt.h>
