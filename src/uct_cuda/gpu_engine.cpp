@@ -226,13 +226,21 @@ ucxdt_status_t point_kernel(const Plan &p, char *layout, char *packed, int64_t o
     });
 }
 
-// Whole rows through cudaMemcpy2DAsync, partial rows at the window's ends through 1-D copies.
+// Whole rows of the innermost dimension through cudaMemcpy2DAsync, one call per outer index
+// that the window touches (its rows are evenly spaced), and partial rows at the window's ends
+// through 1-D copies.
 ucxdt_status_t copy_2d(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
                        bool pack, cudaStream_t stream) {
-    const int64_t bl = p.block_len, stride = p.dims[0].stride, end = offset + length;
+    const int64_t bl = p.block_len, end = offset + length;
+    const Plan::Dim inner = p.dims.back();
     for (int64_t pos = offset; pos < end;) {
-        const int64_t r = pos / bl, within = pos - r * bl;
-        char *lay = at(layout, p.base + r * stride + within);
+        const int64_t r = pos / bl, within = pos - r * bl, row = r % inner.count;
+        int64_t disp = row * inner.stride;
+        for (int64_t k = static_cast<int64_t>(p.dims.size()) - 2, rest = r / inner.count; k >= 0; --k) {
+            disp += rest % p.dims[k].count * p.dims[k].stride;
+            rest /= p.dims[k].count;
+        }
+        char *lay = at(layout, p.base + disp + within);
         char *pk = packed + (pos - offset);
         cudaError_t err;
         int64_t n;
@@ -241,10 +249,10 @@ ucxdt_status_t copy_2d(const Plan &p, char *layout, char *packed, int64_t offset
             err = cudaMemcpyAsync(pack ? pk : lay, pack ? lay : pk, static_cast<size_t>(n),
                                   cudaMemcpyDefault, stream);
         } else {
-            const int64_t rows = (end - pos) / bl;
+            const int64_t rows = std::min((end - pos) / bl, inner.count - row);
             n = rows * bl;
-            err = pack ? cudaMemcpy2DAsync(pk, bl, lay, stride, bl, rows, cudaMemcpyDefault, stream)
-                       : cudaMemcpy2DAsync(lay, stride, pk, bl, bl, rows, cudaMemcpyDefault, stream);
+            err = pack ? cudaMemcpy2DAsync(pk, bl, lay, inner.stride, bl, rows, cudaMemcpyDefault, stream)
+                       : cudaMemcpy2DAsync(lay, inner.stride, pk, bl, bl, rows, cudaMemcpyDefault, stream);
         }
         if (ucxdt_status_t st = check(err, "cudaMemcpy2DAsync / cudaMemcpyAsync")) return st;
         pos += n;

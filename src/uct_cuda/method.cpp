@@ -112,15 +112,19 @@ ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_met
     case UCXDT_PLAN_STRIDED: break;
     }
     *method = UCXDT_GPU_METHOD_STRIDED_KERNEL;
-    // The 2-D copy engine takes one strided level with rows that do not overlap.
-    const bool copy_ok = p.dims.size() == 1 && p.dims[0].stride >= p.block_len;
-    if (!copy_ok) return UCXDT_OK;
+    // The 2-D copy engine takes the innermost strided level when its rows do not overlap, one
+    // call per index of the outer levels.
+    if (p.dims.back().stride < p.block_len) return UCXDT_OK;
+    int64_t calls = 1;
+    for (size_t k = 0; k + 1 < p.dims.size(); ++k) calls *= p.dims[k].count;
     static const char *force = std::getenv("UCXDT_GPU_METHOD");
     if (force && std::strcmp(force, "kernel") == 0) return UCXDT_OK;
     if (force && std::strcmp(force, "copy") == 0) {
         *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
         return UCXDT_OK;
     }
+    // Without a call cost in the local model, outer levels stay with the kernel there.
+    if (!peer && calls > 1) return UCXDT_OK;
     CopyCosts c;
     if (ucxdt_status_t st = costs(device, &c)) return st;
     const double bytes = static_cast<double>(p.packed_size);
@@ -131,8 +135,10 @@ ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_met
         // run 12). The engine works on the next row while the link carries the last, so the copy
         // keeps up as long as a row's cost is below its time on the link (the fastest known,
         // NVLink 4 at 450 GB/s one way, is the strictest bound); short rows go to the kernel.
-        constexpr double kFastestLinkBytesPerS = 450e9;
-        if (p.dims[0].count * c.row_seconds < bytes / kFastestLinkBytesPerS)
+        // Each outer index costs one call (about 2 us of enqueueing on the CPU).
+        constexpr double kFastestLinkBytesPerS = 450e9, kCallSeconds = 2e-6;
+        const double rows = static_cast<double>(p.dims.back().count) * static_cast<double>(calls);
+        if (rows * c.row_seconds + static_cast<double>(calls) * kCallSeconds < bytes / kFastestLinkBytesPerS)
             *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
         return UCXDT_OK;
     }
