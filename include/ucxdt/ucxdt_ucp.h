@@ -25,11 +25,15 @@
  * memory uses CUDA IPC instead: its RTS carries an IPC handle of its contiguous buffer, which the
  * receiver copies or unpacks straight from, or of device staging slots. A non-contiguous sender
  * waits for the receiver's RTR: a contiguous GPU receiver passes its own buffer, which the
- * sender packs straight into; any other receiver asks for fragments, which the sender packs
- * into its device staging and the receiver unpacks from there, fragment by fragment, pack and
- * unpack overlapping. IPC mappings are cached per peer (exports by the driver's buffer ID, so a
- * freed and reallocated buffer is exported anew). Elsewhere, or with UCXDT_CUDA_IPC=n, GPU
- * layouts are packed by the GPU into page-locked host staging (zero copy) and unpacked from it.
+ * sender packs straight into; a non-contiguous GPU receiver grants slots of its own device
+ * staging, which the sender packs fragments into over the link and the receiver unpacks from
+ * locally (waiting for a slot when all are in use); a receiver in host memory asks for
+ * fragments that the sender packs into its own device staging and the receiver unpacks from
+ * there. Packs and unpacks of different fragments overlap. Strided layouts cross the link
+ * through the 2-D copy engine where its per-row cost allows. IPC mappings are cached per peer
+ * (exports by the driver's buffer ID, so a freed and reallocated buffer is exported anew).
+ * Elsewhere, or with UCXDT_CUDA_IPC=n, GPU layouts are packed by the GPU into page-locked host
+ * staging (zero copy; its pages on the GPU's NUMA nodes, by hwloc) and unpacked from it.
  * Memory from cudaMallocAsync pools has no legacy IPC handle and takes the host-staged path.
  *
  * Requirements: the UCP context needs UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA, and
@@ -64,7 +68,7 @@
  *                          bytes is cut into about sqrt(P / 10 MB) fragments (one below 22 MB),
  *                          which balances overlap against per-fragment costs (rndv_ipc.cpp).
  *                          The worker's device staging is 2 x UCXDT_PIPELINE_DEPTH of these per
- *                          GPU, allocated on the first non-contiguous GPU send over CUDA IPC.
+ *                          GPU, allocated on the first non-contiguous GPU transfer over CUDA IPC.
  * Eager messages and RTSs of GPU layouts use UCXDT_STAGING_SLOTS page-locked buffers per worker
  * (pageable ones when all are in use), which the GPU packs into and unpacks from directly.
  * ucxdt_worker_print_config prints the values in force.
