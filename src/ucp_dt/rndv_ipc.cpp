@@ -240,7 +240,10 @@ Worker::Push Worker::recv_start_push(Request *r) {
     // turn on this GPU's stream, at the slower rate, and measured slower than one at a time.
     // Slots come back as the receives holding them unpack, which needs nothing from us.
     r->slots = r->dev->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
-    if (r->slots.empty()) return Push::busy;
+    // Wait only while requests hold slots that will come back; slots retired for a sender that
+    // has not drained yet may not, and then pulling keeps this receive moving.
+    if (r->slots.empty())
+        return r->dev->slots() - r->dev->free_slots() > retired_slots(r->dev) ? Push::busy : Push::unavailable;
     r->push = true;
     const std::vector<int> first = r->slots;
     for (size_t i = 0; i < first.size(); ++i)
@@ -290,7 +293,7 @@ void Worker::recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset) {
 
 void Worker::recv_on_fin(const AmHeader &h) {
     if (const auto q = retired.find(h.rreq_id); q != retired.end()) {  // the sender has drained
-        for (int s : q->second.second) q->second.first->give(s);
+        for (int s : q->second.slots) q->second.dev->give(s);
         retired.erase(q);
         return;
     }

@@ -98,6 +98,8 @@ bool Worker::recv_matched(Request *r, const Event &e) {
 // Ends a matched rendezvous: ATS to the sender (its request completes with the same status),
 // then the receive itself.
 void Worker::recv_finish(Request *r, ucxdt_status_t st) {
+    // Failing, our own GPU work on the request must end before its slots and buffer are free.
+    if (st && r->dev) cudaStreamSynchronize(r->dev->stream());
     if (r->peer_lost || st == UCXDT_ERR_PEER_FAILURE) return complete(r, st);
     AmHeader ats{};
     ats.kind = AmKind::ats;

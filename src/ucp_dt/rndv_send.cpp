@@ -110,7 +110,7 @@ void Worker::send_on_am(const AmHeader &h) {
         if (h.status != UCXDT_OK && r->ipc) {
             // Our packs may still read the user's buffer and (push) write the receiver's slots.
             if (r->dev) cudaStreamSynchronize(r->dev->stream());
-            if (r->push && !r->peer_lost) {  // the receiver may reuse its slots now
+            if (!r->peer_lost) {  // the receiver may reuse slots it granted (push) now
                 AmHeader fin{};
                 fin.kind = AmKind::fin;
                 fin.status = h.status;

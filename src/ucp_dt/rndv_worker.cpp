@@ -86,7 +86,7 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     if (r->rkey) ucp_rkey_destroy(r->rkey), r->rkey = nullptr;
     if (!r->granted.empty()) {  // push, failed: the sender may still write these slots
         for (int s : r->granted) r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), s), r->slots.end());
-        if (!r->peer_lost) retired[r->id] = {r->dev, std::move(r->granted)};
+        retired[r->id] = Retired{r->dev, std::move(r->granted), r->hdr.sender_uuid};
         r->granted.clear();
     }
     for (int s : r->slots) r->give_slot(s);
@@ -98,6 +98,24 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     waiting.erase(std::remove(waiting.begin(), waiting.end(), r), waiting.end());
     r->callback_due = true;
     completed.push_back(r);
+}
+
+void Worker::give_back_retired(uint64_t sender) {
+    for (auto it = retired.begin(); it != retired.end();) {
+        if (it->second.sender != sender) {
+            ++it;
+            continue;
+        }
+        for (int s : it->second.slots) it->second.dev->give(s);
+        it = retired.erase(it);
+    }
+}
+
+int Worker::retired_slots(const cuda::DeviceStaging *dev) const {
+    int n = 0;
+    for (const auto &[id, q] : retired)
+        if (q.dev == dev) n += static_cast<int>(q.slots.size());
+    return n;
 }
 
 void Worker::release(Request *r) {
@@ -139,6 +157,7 @@ void Worker::peer_failed(ucp_ep_h ep) {
         if (r->is_send || r->gets_in_flight == 0) complete(r, fail(UCXDT_ERR_PEER_FAILURE, "the peer failed"));
         else if (!r->status_pending) r->status_pending = fail(UCXDT_ERR_PEER_FAILURE, "the peer failed");
     }
+    for (uint64_t uuid : lost) give_back_retired(uuid);
 }
 
 namespace {

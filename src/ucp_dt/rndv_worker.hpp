@@ -188,9 +188,16 @@ struct Worker {
     std::unordered_map<int, std::unique_ptr<cuda::DeviceStaging>> gpus;
     std::deque<GpuOp> gpu_ops;
     // Push: device slots of receives that failed while their sender could still be writing them,
-    // by receive id; the sender's FIN (sent once its GPU work ended) gives them back. Those of a
-    // failed peer stay out of use until the worker is destroyed.
-    std::unordered_map<uint64_t, std::pair<cuda::DeviceStaging *, std::vector<int>>> retired;
+    // by receive id; the sender's FIN (sent once its GPU work ended) gives them back, or the
+    // sender's failure (its context, and so its writes, end with its process).
+    struct Retired {
+        cuda::DeviceStaging *dev;
+        std::vector<int> slots;
+        uint64_t sender;  // worker uuid
+    };
+    std::unordered_map<uint64_t, Retired> retired;
+    void give_back_retired(uint64_t sender);  // every entry of a failed sender
+    int retired_slots(const cuda::DeviceStaging *dev) const;
 
     /// Takes up to `want` slots of the pool of r's role into r->slots; false when none is free.
     ucxdt_status_t take_slots(Request *r, int want);

@@ -28,7 +28,8 @@ void destroy(PinnedRing *r) {
     DeviceGuard guard(r->device);
     for (cudaEvent_t e : r->events) cudaEventDestroy(e);
     if (r->stream) cudaStreamDestroy(r->stream);
-    if (r->host) cudaHostUnregister(r->host), std::free(r->host);
+    if (r->host && r->host_alloc) cudaFreeHost(r->host);
+    else if (r->host) cudaHostUnregister(r->host), std::free(r->host);
     delete r;
 }
 
@@ -51,7 +52,22 @@ ucxdt_status_t make(int device, PinnedRing **out) {
         bind_near_gpu(r->host, bytes, device);
         st = check(cudaHostRegister(r->host, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped),
                    "cudaHostRegister (ring)");
-        if (st) std::free(r->host), r->host = nullptr;
+        // Kernels use the host address itself, which registered memory allows only where the
+        // device can use host pointers for it (x86-64 Linux does); elsewhere, unbound memory
+        // from cudaHostAlloc, whose mapped address equals the host one under UVA.
+        void *dev = nullptr;
+        if (!st && (cudaHostGetDevicePointer(&dev, r->host, 0) != cudaSuccess || dev != r->host)) {
+            cudaGetLastError();
+            cudaHostUnregister(r->host);
+            std::free(r->host);
+            r->host = nullptr;
+            st = check(cudaHostAlloc(reinterpret_cast<void **>(&r->host), bytes,
+                                     cudaHostAllocPortable | cudaHostAllocMapped),
+                       "cudaHostAlloc (ring)");
+            r->host_alloc = !st;
+        } else if (st) {
+            std::free(r->host), r->host = nullptr;
+        }
     }
     for (int i = 0; !st && i < r->depth; ++i) {
         cudaEvent_t e = nullptr;

@@ -19,6 +19,7 @@ struct PinnedRing {
     int device = -1;
     cudaStream_t stream = nullptr;
     char *host = nullptr;   // depth x slot_bytes, page-locked, mapped for the GPU
+    bool host_alloc = false;  // from cudaHostAlloc (not registered)
     int64_t slot_bytes = 0;
     int depth = 0;
     std::vector<cudaEvent_t> events;  // one per slot: recorded after the slot's GPU work
