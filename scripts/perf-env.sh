@@ -1,0 +1,17 @@
+# Sourced by compare-paths and pipeline-sweep: where the binaries are, which memory and GPUs the
+# two processes use, how many messages are in flight, and a reader for ucxdt_perftest's CSV.
+#   sets: root bin ucx_perftest mem window; exports PAIR_SERVER_GPU / PAIR_CLIENT_GPU on 2+ GPUs
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${BIN:-$root/build}
+ucx_perftest=${UCX_PERFTEST:-$(ls "${XDG_CACHE_HOME:-$HOME/.cache}"/ucxdt/ucx-1.13.1-*/bin/ucx_perftest 2>/dev/null | tail -n 1)}
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+# CUDA_VISIBLE_DEVICES=0 puts both processes on one GPU (ucx_perftest included).
+[ -z "${CUDA_VISIBLE_DEVICES:-}" ] || gpus=$(awk -F, '{print NF}' <<<"$CUDA_VISIBLE_DEVICES")
+mem=${MEM:-$([ "${gpus:-0}" -ge 1 ] && echo cuda || echo host)}
+if [ "${gpus:-0}" -ge 2 ]; then export PAIR_SERVER_GPU=0 PAIR_CLIENT_GPU=1; fi
+window=${WINDOW:-32}
+
+# csv_fields ROW INDEX...: the columns of one ucxdt_perftest CSV row, space-separated.
+csv_fields() {
+  python3 -c 'import csv, sys; r = next(csv.reader([sys.argv[1]])); print(*(r[int(i)] for i in sys.argv[2:]))' "$@"
+}
