@@ -28,16 +28,16 @@ kernels::Dims to_dims(const std::vector<Plan::Dim> &dims, size_t first) {
     return d;
 }
 
-// A window [offset, end) of a plan whose dims the kernels take at most kMaxDims of. Calls
-// launch(base, dims from `first`, offset, end, packed) once, or, with more dims, once per
-// index of the leading dims the kernels cannot take (rare: subarrays of many dimensions).
+// A window [offset, end) of a plan, cut at the leading dims [0, first): calls
+// launch(base, first, offset, end, packed) once per index of those dims that the window
+// touches, with `base` that index's first byte and the offsets relative to its packed bytes
+// (once, unchanged, when first == 0).
 using Launch = std::function<ucxdt_status_t(int64_t base, size_t first, int64_t offset,
                                             int64_t end, char *packed)>;
 
-ucxdt_status_t split_dims(const Plan &p, int64_t offset, int64_t end, char *packed,
-                          const Launch &launch) {
-    if (p.dims.size() <= static_cast<size_t>(kMaxDims)) return launch(p.base, 0, offset, end, packed);
-    const size_t first = p.dims.size() - kMaxDims;
+ucxdt_status_t for_each_leading(const Plan &p, size_t first, int64_t offset, int64_t end, char *packed,
+                                const Launch &launch) {
+    if (first == 0) return launch(p.base, 0, offset, end, packed);
     int64_t inner_bytes = p.unit_size;  // packed bytes per index of the leading dims
     for (size_t k = first; k < p.dims.size(); ++k) inner_bytes *= p.dims[k].count;
     for (int64_t o = offset / inner_bytes; o * inner_bytes < end; ++o) {
@@ -53,6 +53,13 @@ ucxdt_status_t split_dims(const Plan &p, int64_t offset, int64_t end, char *pack
             return st;
     }
     return UCXDT_OK;
+}
+
+// The kernels take at most kMaxDims dims: the leading ones beyond that are walked here (rare:
+// subarrays of many dimensions).
+ucxdt_status_t split_dims(const Plan &p, int64_t offset, int64_t end, char *packed, const Launch &launch) {
+    const size_t first = p.dims.size() > static_cast<size_t>(kMaxDims) ? p.dims.size() - kMaxDims : 0;
+    return for_each_leading(p, first, offset, end, packed, launch);
 }
 
 // The widest power of two up to 16 that divides every value.
@@ -226,21 +233,13 @@ ucxdt_status_t point_kernel(const Plan &p, char *layout, char *packed, int64_t o
     });
 }
 
-// Whole rows of the innermost dimension through cudaMemcpy2DAsync, one call per outer index
-// that the window touches (its rows are evenly spaced), and partial rows at the window's ends
-// through 1-D copies.
-ucxdt_status_t copy_2d(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
-                       bool pack, cudaStream_t stream) {
-    const int64_t bl = p.block_len, end = offset + length;
-    const Plan::Dim inner = p.dims.back();
+// Rows of bl bytes every `stride` bytes from layout + base, packed bytes [offset, end): whole
+// rows through one cudaMemcpy2DAsync, partial rows at the window's ends through 1-D copies.
+ucxdt_status_t copy_rows(int64_t bl, int64_t stride, int64_t base, char *layout, char *packed, int64_t offset,
+                         int64_t end, bool pack, cudaStream_t stream) {
     for (int64_t pos = offset; pos < end;) {
-        const int64_t r = pos / bl, within = pos - r * bl, row = r % inner.count;
-        int64_t disp = row * inner.stride;
-        for (int64_t k = static_cast<int64_t>(p.dims.size()) - 2, rest = r / inner.count; k >= 0; --k) {
-            disp += rest % p.dims[k].count * p.dims[k].stride;
-            rest /= p.dims[k].count;
-        }
-        char *lay = at(layout, p.base + disp + within);
+        const int64_t r = pos / bl, within = pos - r * bl;
+        char *lay = at(layout, base + r * stride + within);
         char *pk = packed + (pos - offset);
         cudaError_t err;
         int64_t n;
@@ -249,15 +248,25 @@ ucxdt_status_t copy_2d(const Plan &p, char *layout, char *packed, int64_t offset
             err = cudaMemcpyAsync(pack ? pk : lay, pack ? lay : pk, static_cast<size_t>(n),
                                   cudaMemcpyDefault, stream);
         } else {
-            const int64_t rows = std::min((end - pos) / bl, inner.count - row);
+            const int64_t rows = (end - pos) / bl;
             n = rows * bl;
-            err = pack ? cudaMemcpy2DAsync(pk, bl, lay, inner.stride, bl, rows, cudaMemcpyDefault, stream)
-                       : cudaMemcpy2DAsync(lay, inner.stride, pk, bl, bl, rows, cudaMemcpyDefault, stream);
+            err = pack ? cudaMemcpy2DAsync(pk, bl, lay, stride, bl, rows, cudaMemcpyDefault, stream)
+                       : cudaMemcpy2DAsync(lay, stride, pk, bl, bl, rows, cudaMemcpyDefault, stream);
         }
         if (ucxdt_status_t st = check(err, "cudaMemcpy2DAsync / cudaMemcpyAsync")) return st;
         pos += n;
     }
     return UCXDT_OK;
+}
+
+// The innermost dimension's rows through copy_rows, once per index of the outer dims that the
+// window touches (within one, rows are evenly spaced).
+ucxdt_status_t copy_2d(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
+                       bool pack, cudaStream_t stream) {
+    return for_each_leading(p, p.dims.size() - 1, offset, offset + length, packed,
+                            [&](int64_t base, size_t, int64_t lo, int64_t hi, char *pk) {
+        return copy_rows(p.block_len, p.dims.back().stride, base, layout, pk, lo, hi, pack, stream);
+    });
 }
 
 }  // namespace
