@@ -285,10 +285,7 @@ void Worker::recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset) {
     const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
         return transfer(*r->plan, r->buffer, src, k * r->hdr.frag, r->frag_bytes(k), false, s, !r->push && r->peer_gpu);
     });
-    if (st) {
-        if (r->dev) cudaStreamSynchronize(r->dev->stream());
-        recv_finish(r, st);
-    }
+    if (st) recv_finish(r, st);
 }
 
 void Worker::recv_on_fin(const AmHeader &h) {
@@ -300,7 +297,8 @@ void Worker::recv_on_fin(const AmHeader &h) {
     const auto it = requests.find(h.rreq_id);
     if (it == requests.end() || it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
     Request *r = it->second;
-    if (r->dev) cudaStreamSynchronize(r->dev->stream());  // our own reads of its memory are over
+    // Only a failed sender sends FIN to a receive with GPU work of its own; recv_finish
+    // synchronizes the receive's stream on failure.
     r->granted.clear();  // the sender's GPU work ended before its FIN: our slots are free again
     recv_finish(r, static_cast<ucxdt_status_t>(h.status));
 }
@@ -329,10 +327,7 @@ unsigned Worker::poll_gpu() {
         if (r->status == UCXDT_INPROGRESS) {
             if (st) {
                 if (r->is_send) send_ipc_fail(r, st);
-                else {
-                    if (r->dev) cudaStreamSynchronize(r->dev->stream());
-                    recv_finish(r, st);
-                }
+                else recv_finish(r, st);
             } else {
                 gpu_done(op);
             }

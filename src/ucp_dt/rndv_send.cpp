@@ -107,17 +107,11 @@ void Worker::send_on_am(const AmHeader &h) {
         return;  // a late reply to a request that already ended
     Request *r = it->second;
     if (h.kind == AmKind::ats) {
+        // Over IPC our packs may still read the user's buffer and (push) write the receiver's
+        // slots: send_ipc_fail waits for them, then FIN lets the receiver reuse its slots.
         if (h.status != UCXDT_OK && r->ipc) {
-            // Our packs may still read the user's buffer and (push) write the receiver's slots.
-            if (r->dev) cudaStreamSynchronize(r->dev->stream());
-            if (!r->peer_lost) {  // the receiver may reuse slots it granted (push) now
-                AmHeader fin{};
-                fin.kind = AmKind::fin;
-                fin.status = h.status;
-                fin.sreq_id = r->id;
-                fin.rreq_id = h.rreq_id;
-                send_am(r->ep->ucp_ep, fin, false);
-            }
+            r->rreq_id = h.rreq_id;
+            return send_ipc_fail(r, static_cast<ucxdt_status_t>(h.status));
         }
         return complete(r, static_cast<ucxdt_status_t>(h.status));
     }
