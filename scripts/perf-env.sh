@@ -11,6 +11,16 @@ mem=${MEM:-$([ "${gpus:-0}" -ge 1 ] && echo cuda || echo host)}
 if [ "${gpus:-0}" -ge 2 ]; then export PAIR_SERVER_GPU=0 PAIR_CLIENT_GPU=1; fi
 window=${WINDOW:-32}
 
+# iterations_for BYTES: messages per timed run, about 2 GB of traffic (100 to 20,000). A run must
+# last long enough that a few slow messages (ucxdt_perftest's slowest, 300-600 us on two H200s,
+# is usually the first after the window restarts) do not weigh: 200 messages of 1 MiB take 2 ms.
+iterations_for() {
+  local n=$(( 2000000000 / ($1 > 0 ? $1 : 1) ))
+  [ "$n" -ge 100 ] || n=100
+  [ "$n" -le 20000 ] || n=20000
+  echo "$n"
+}
+
 # csv_fields ROW INDEX...: the columns of one ucxdt_perftest CSV row, space-separated.
 csv_fields() {
   python3 -c 'import csv, sys; r = next(csv.reader([sys.argv[1]])); print(*(r[int(i)] for i in sys.argv[2:]))' "$@"

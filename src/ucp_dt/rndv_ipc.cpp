@@ -76,6 +76,14 @@ template <class Work> ucxdt_status_t Worker::launch(Request *r, GpuOp op, Work w
     return UCXDT_OK;
 }
 
+// Moves packed bytes [offset, offset + length) of r's layout to or from `packed`: on r's stream
+// when it has one (a GPU layout, whose GPU is known), else synchronously through transfer().
+static ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64_t offset,
+                                 int64_t length, bool pack, bool peer) {
+    if (s) return transfer_on_gpu(*r->plan, r->buffer, packed, offset, length, pack, r->gpu, *s, peer);
+    return transfer(*r->plan, r->buffer, packed, offset, length, pack, nullptr, peer);
+}
+
 ucxdt_status_t Worker::map_peer(Request *r, const cuda::IpcRef &ref, uint64_t uuid, const PeerInfo &p) {
     int device = r->gpu;
     if (device < 0)
@@ -149,7 +157,7 @@ void Worker::send_on_rtr(const AmHeader &h) {
     }
     // The receiver's contiguous buffer: pack the whole message into it.
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
-        return transfer(*r->plan, r->buffer, r->peer_mem, 0, r->packed, true, s, r->peer_gpu);
+        return move_bytes(r, s, r->peer_mem, 0, r->packed, true, r->peer_gpu);
     });
     if (st) send_ipc_fail(r, st);
 }
@@ -159,7 +167,7 @@ void Worker::send_ipc_frag(Request *r, int64_t k, int slot) {
     op.frag = k;
     op.slot = slot;
     const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
-        return transfer(*r->plan, r->buffer, r->dev->slot(slot), k * r->hdr.frag, r->frag_bytes(k), true, s);
+        return move_bytes(r, s, r->dev->slot(slot), k * r->hdr.frag, r->frag_bytes(k), true, false);
     });
     if (st) send_ipc_fail(r, st);
 }
@@ -172,7 +180,7 @@ void Worker::send_ipc_push(Request *r, int slot, uint64_t offset) {
     op.slot = slot;
     char *dst = r->peer_mem + offset;
     const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
-        return transfer(*r->plan, r->buffer, dst, k * r->hdr.frag, r->frag_bytes(k), true, s, r->peer_gpu);
+        return move_bytes(r, s, dst, k * r->hdr.frag, r->frag_bytes(k), true, r->peer_gpu);
     });
     if (st) send_ipc_fail(r, st);
 }
@@ -206,9 +214,9 @@ bool Worker::recv_start_ipc(Request *r) {
     if (r->hdr.contig) {
         // Straight from the sender's buffer.
         if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
-        // transfer() copies with cudaMemcpyAsync when the receive layout is contiguous.
+        // A contiguous receive layout is one cudaMemcpyAsync.
         const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
-            return transfer(*r->plan, r->buffer, r->peer_mem, 0, r->hdr.packed, false, s, r->peer_gpu);
+            return move_bytes(r, s, r->peer_mem, 0, r->hdr.packed, false, r->peer_gpu);
         });
         if (st) recv_finish(r, st);
         return true;
@@ -283,7 +291,7 @@ void Worker::recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset) {
     op.frag = k;
     op.slot = slot;
     const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
-        return transfer(*r->plan, r->buffer, src, k * r->hdr.frag, r->frag_bytes(k), false, s, !r->push && r->peer_gpu);
+        return move_bytes(r, s, src, k * r->hdr.frag, r->frag_bytes(k), false, !r->push && r->peer_gpu);
     });
     if (st) recv_finish(r, st);
 }
@@ -310,11 +318,17 @@ unsigned Worker::poll_gpu() {
     std::deque<GpuOp> ops, later;
     ops.swap(gpu_ops);
     unsigned n = 0;
+    // Events of one stream complete in the order they were recorded, and gpu_ops keeps that
+    // order: once one is pending, the later ones of its stream are too, and querying them would
+    // only cost driver calls (a window of messages queues many). Only the oldest is queried.
+    std::vector<const cuda::DeviceStaging *> pending;
     for (const GpuOp &op : ops) {
         ucxdt_status_t st = UCXDT_OK;
         if (op.event) {
-            const cudaError_t e = cudaEventQuery(op.event);
+            const bool behind = std::find(pending.begin(), pending.end(), op.dev) != pending.end();
+            const cudaError_t e = behind ? cudaErrorNotReady : cudaEventQuery(op.event);
             if (e == cudaErrorNotReady) {
+                if (!behind) pending.push_back(op.dev);
                 later.push_back(op);
                 continue;
             }

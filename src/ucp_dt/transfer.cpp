@@ -101,11 +101,11 @@ ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offse
     int device = cuda::is_gpu(ml) ? dev_l : cuda::is_gpu(mp) ? dev_p : -1;
     if (device < 0)
         if (ucxdt_status_t st = cuda::check(cudaGetDevice(&device), "cudaGetDevice")) return st;
-    cuda::DeviceGuard guard(device);
-    if (ucxdt_status_t st = guard.status()) return st;
     // The layout on one GPU and the packed bytes on another: a peer transfer over the link.
     peer = peer || (cuda::is_gpu(ml) && cuda::is_gpu(mp) && dev_l != dev_p);
-    if (stream) return cuda::transfer_async(p, layout, packed, offset, length, pack, device, *stream, peer);
+    if (stream) return transfer_on_gpu(p, layout, packed, offset, length, pack, device, *stream, peer);
+    cuda::DeviceGuard guard(device);
+    if (ucxdt_status_t st = guard.status()) return st;
 
     cudaStream_t internal;
     if (ucxdt_status_t st = cuda::internal_stream(device, &internal)) return st;
@@ -117,6 +117,14 @@ ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offse
                                                  internal, peer))
         return st;
     return cuda::check(cudaStreamSynchronize(internal), "cudaStreamSynchronize");
+}
+
+ucxdt_status_t transfer_on_gpu(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
+                               bool pack, int device, cudaStream_t stream, bool peer) {
+    if (length == 0) return UCXDT_OK;
+    cuda::DeviceGuard guard(device);
+    if (ucxdt_status_t st = guard.status()) return st;
+    return cuda::transfer_async(p, layout, packed, offset, length, pack, device, stream, peer);
 }
 
 }  // namespace ucxdt

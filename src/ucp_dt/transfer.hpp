@@ -22,4 +22,11 @@ int layout_gpu(const Plan &p, const void *buf);
 ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
                         bool pack, const cudaStream_t *stream, bool peer = false);
 
+/// transfer() enqueued on `stream` for a caller that already knows where both buffers are: the
+/// layout on GPU `device`, the packed bytes in GPU memory (that GPU's, or another's when
+/// `peer`). Skips transfer()'s two memory-type queries, which cost as much as the launch for
+/// the fragments of small messages.
+ucxdt_status_t transfer_on_gpu(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
+                               bool pack, int device, cudaStream_t stream, bool peer);
+
 }  // namespace ucxdt
