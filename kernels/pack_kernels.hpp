@@ -28,7 +28,11 @@ struct Dims {
 /// both buffer addresses.
 struct StridedArgs {
     char *layout = nullptr;       // user buffer (byte displacements are relative to it)
-    char *packed = nullptr;       // holds packed bytes [offset, end)
+    char *packed = nullptr;       // holds packed bytes [offset, end); with packed_dims, a
+                                  // second layout of the same runs: run i at
+                                  // packed + packed_base + (its displacement by packed_dims)
+    Dims packed_dims;             // n == 0: `packed` is the packed stream
+    int64_t packed_base = 0;
     int64_t base = 0;             // displacement of run 0
     Dims dims;                    // runs = prod(dims)
     int64_t block_len = 0;

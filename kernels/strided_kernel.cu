@@ -10,11 +10,19 @@ namespace ucxdt::kernels {
 namespace {
 
 // V > 0: every address and length is a multiple of V (checked on the host). V == 0: any
-// alignment; each piece finds its widest access at run time.
+// alignment; each piece finds its widest access at run time. TWO: the packed side is a second
+// strided layout of the same runs (a layout-to-layout copy), not the packed stream.
 // Runs short enough for one thread each: K runs in flight per thread, consecutive threads on
 // consecutive runs (so a warp's stores to the packed side are contiguous), every access of
 // the K runs issued before the first store.
-template <int V, bool PACK>
+// Address of packed position `pos` of run `run`, whose first packed position is p0.
+template <bool TWO>
+__device__ __forceinline__ char *packed_at(const StridedArgs &a, uint64_t run, int64_t p0, int64_t pos) {
+    if constexpr (TWO) return at(a.packed, a.packed_base + outer_disp(a.packed_dims, run) + (pos - p0));
+    return at(a.packed, pos - a.offset);
+}
+
+template <int V, bool PACK, bool TWO>
 __device__ __forceinline__ void runs_per_thread(const StridedArgs &a, uint64_t tid,
                                                 uint64_t threads) {
     using Vec = typename VecOf<V>::type;
@@ -34,7 +42,7 @@ __device__ __forceinline__ void runs_per_thread(const StridedArgs &a, uint64_t t
             const int64_t p0 = static_cast<int64_t>(run) * a.block_len;
             const int64_t lo = max(p0, a.offset), hi = min(p0 + a.block_len, a.end);
             char *lay = at(a.layout, a.base + outer_disp(a.dims, run) + (lo - p0));
-            char *pk = at(a.packed, lo - a.offset);
+            char *pk = packed_at<TWO>(a, run, p0, lo);
             dst[j] = PACK ? pk : lay;
             src[j] = PACK ? lay : pk;
             n[j] = hi - lo;
@@ -51,14 +59,14 @@ __device__ __forceinline__ void runs_per_thread(const StridedArgs &a, uint64_t t
     }
 }
 
-template <int V, bool PACK>
+template <int V, bool PACK, bool TWO>
 __global__ void strided_kernel(const __grid_constant__ StridedArgs a) {
     const int lanes = 1 << a.lanes_log2;
     const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
     const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if constexpr (V > 0) {
         if (a.lanes_log2 == 0 && a.ipr.d == 1) {
-            runs_per_thread<V, PACK>(a, tid, threads);
+            runs_per_thread<V, PACK, TWO>(a, tid, threads);
             return;
         }
     }
@@ -73,7 +81,7 @@ __global__ void strided_kernel(const __grid_constant__ StridedArgs a) {
         if (lo >= hi) continue;
         // lay[pos] and pk[pos] are the layout and packed bytes of packed position pos.
         char *lay = at(a.layout, a.base + outer_disp(a.dims, run) - p0);
-        char *pk = at(a.packed, -a.offset);
+        char *pk = packed_at<TWO>(a, run, p0, 0);
         char *dst = PACK ? pk : lay;
         const char *src = PACK ? lay : pk;
         if constexpr (V > 0) {
@@ -86,8 +94,13 @@ __global__ void strided_kernel(const __grid_constant__ StridedArgs a) {
 
 template <int V>
 cudaError_t launch(const StridedArgs &a, dim3 grid, dim3 block, cudaStream_t stream) {
-    if (a.pack) strided_kernel<V, true><<<grid, block, 0, stream>>>(a);
-    else strided_kernel<V, false><<<grid, block, 0, stream>>>(a);
+    if (a.packed_dims.n > 0) {  // layout to layout: only "pack" (layout -> packed side) is used
+        strided_kernel<V, true, true><<<grid, block, 0, stream>>>(a);
+    } else if (a.pack) {
+        strided_kernel<V, true, false><<<grid, block, 0, stream>>>(a);
+    } else {
+        strided_kernel<V, false, false><<<grid, block, 0, stream>>>(a);
+    }
     return cudaGetLastError();
 }
 

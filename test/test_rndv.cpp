@@ -293,7 +293,8 @@ TEST(RndvGpu, HostStagedPathWhenIpcIsOff) {
 
 // More GPU messages at once than the receiver has device slots (2 x depth): the first receives
 // take them (the sender packs into them, push), the others wait for slots that the first free.
-// All complete with their data, and every device slot of both workers is free afterwards.
+// All complete with their data, and every device slot of both workers is free afterwards. The
+// receive's runs are shorter than the send's, so no layout-to-layout copy serves them.
 TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
     ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", "y"}};
@@ -302,20 +303,21 @@ TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
     for (int i = 0; i < 200; ++i) p.progress();
     constexpr int kN = 10;
     const auto t = doubles(40000, false);  // 320,000 bytes packed: 5 fragments of 64 KiB
-    Type h(*t);
+    const auto u = L::vector(20000, 2, 3, dbl);
+    Type h(*t), hu(*u);
     std::vector<std::unique_ptr<Buffer>> src, dst;
     std::vector<std::unique_ptr<Placed>> src_at, dst_at;
     std::vector<std::vector<std::byte>> sent, poison;
     for (int i = 0; i < kN; ++i) {
         src.push_back(std::make_unique<Buffer>(*t, 1, 300 + i));
-        dst.push_back(std::make_unique<Buffer>(*t, 1, 700 + i));
+        dst.push_back(std::make_unique<Buffer>(*u, 1, 700 + i));
         sent.push_back(packed(*t, src.back()->ptr(), 1, 320000));
         poison.push_back(dst.back()->bytes);
         src_at.push_back(std::make_unique<Placed>(*src.back(), Mem::cuda));
         dst_at.push_back(std::make_unique<Placed>(*dst.back(), Mem::cuda));
     }
     std::vector<ucxdt_status_ptr_t> rreqs, sreqs;
-    for (int i = 0; i < kN; ++i) rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, h.h, 100 + i, ~0ull, nullptr));
+    for (int i = 0; i < kN; ++i) rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, hu.h, 100 + i, ~0ull, nullptr));
     for (int i = 0; i < kN; ++i) sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src_at[i]->ptr(), 1, h.h, 100 + i, nullptr));
     for (int i = 0; i < kN; ++i) {
         ASSERT_EQ(p.wait(rreqs[i]), UCXDT_OK) << "receive " << i;
@@ -323,12 +325,43 @@ TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
     }
     for (int i = 0; i < kN; ++i) {
         dst_at[i]->fetch();
-        EXPECT_EQ(check_received(*t, 1, *dst[i], poison[i], sent[i], 320000), "") << "message " << i;
+        EXPECT_EQ(check_received(*u, 1, *dst[i], poison[i], sent[i], 320000), "") << "message " << i;
     }
     for (int k = 0; k < 2; ++k)
         for (const auto &[device, g] : internals(p.w[k]).gpus)
             EXPECT_EQ(g->free_slots(), g->slots()) << "worker " << k << " holds device slots after its requests ended";
     EXPECT_FALSE(internals(p.w[1]).gpus.empty()) << "the receiver never used device staging (push)";
+}
+
+// A strided send into a strided receive whose runs have the same length: the sender copies
+// each run into the receive layout (the strided kernel, or one 2-D copy), and the receiver
+// stages nothing. With UCXDT_IPC_STRIDED_COPY=n the same transfers go through the receiver's
+// device slots. Either way, only the receive layout's bytes change.
+TEST(RndvGpu, StridedIntoStridedRunByRun) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    const auto i32 = L::named(UCXDT_INT32), byte = L::named(UCXDT_BYTE);
+    const std::pair<L::TypeDescPtr, L::TypeDescPtr> cases[] = {
+        {L::vector(10000, 4, 6, dbl), L::vector(10000, 4, 9, dbl)},   // 32-byte runs, one level
+        {L::vector(10000, 4, 6, dbl), L::vector(10000, 4, -5, dbl)},  // downwards in memory
+        {L::vector(3000, 3, 5, i32), L::vector(3000, 3, 4, i32)},     // 12-byte runs
+        {L::vector(1000, 7, 9, byte), L::vector(1000, 7, 13, byte)},  // bytes, odd lengths
+        // 580 runs of 4 doubles into a two-level subarray of them
+        {L::vector(580, 4, 6, dbl), L::subarray({20, 30, 8}, {20, 29, 4}, {0, 1, 2}, UCXDT_ORDER_C, dbl)},
+        {L::vector(100, 4096, 5000, dbl), L::vector(100, 4096, 4200, dbl)},  // 32 KiB rows
+    };
+    for (const char *on : {"y", "n"}) {
+        ScopedEnv env{{"UCXDT_IPC_STRIDED_COPY", on}, {"UCXDT_CUDA_IPC", "y"}};
+        Pair p{Config{1024, 16384, 2, 8}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        for (size_t i = 0; i < std::size(cases); ++i)
+            EXPECT_EQ(run_case(p, cases[i].first, cases[i].second, 1, 0x5e0 + i, i % 2 == 1, Mem::cuda, Mem::cuda), "")
+                << short_desc(*cases[i].first) << " into " << short_desc(*cases[i].second) << ", "
+                << "UCXDT_IPC_STRIDED_COPY=" << on;
+        const auto &gpus = internals(p.w[1]).gpus;
+        const bool staged = std::any_of(gpus.begin(), gpus.end(), [](const auto &g) { return g.second->allocated(); });
+        EXPECT_EQ(staged, std::string(on) == "n") << "the receiver's device staging, UCXDT_IPC_STRIDED_COPY=" << on;
+    }
 }
 
 // A sender on GPU 0 and a receiver on GPU 1 of one process: transfers cross the link, so

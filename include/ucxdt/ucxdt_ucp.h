@@ -25,8 +25,10 @@
  * memory uses CUDA IPC instead: its RTS carries an IPC handle of its contiguous buffer, which the
  * receiver copies or unpacks straight from, or of device staging slots. A non-contiguous sender
  * waits for the receiver's RTR: a contiguous GPU receiver passes its own buffer, which the
- * sender packs straight into; a non-contiguous GPU receiver grants slots of its own device
- * staging, which the sender packs fragments into over the link and the receiver unpacks from
+ * sender packs straight into; a strided GPU receiver whose runs have the length of the
+ * sender's strided runs passes its buffer and layout, and the sender copies each run into it
+ * (one kernel or 2-D copy, no staging); any other non-contiguous GPU receiver grants slots of
+ * its own device staging, which the sender packs fragments into over the link and the receiver unpacks from
  * locally (waiting for a slot when all are in use); a receiver in host memory asks for
  * fragments that the sender packs into its own device staging and the receiver unpacks from
  * there. Packs and unpacks of different fragments overlap. Strided layouts cross the link
@@ -69,6 +71,8 @@
  *                          which balances overlap against per-fragment costs (rndv_ipc.cpp).
  *                          The worker's device staging is 2 x UCXDT_PIPELINE_DEPTH of these per
  *                          GPU, allocated on the first non-contiguous GPU transfer over CUDA IPC.
+ *   UCXDT_IPC_STRIDED_COPY y/n: a strided sender copies run by run into a strided receive
+ *                          layout of the same run length (default y)
  * Eager messages and RTSs of GPU layouts use UCXDT_STAGING_SLOTS page-locked buffers per worker
  * (pageable ones when all are in use), which the GPU packs into and unpacks from directly.
  * ucxdt_worker_print_config prints the values in force.

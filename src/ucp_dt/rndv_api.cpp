@@ -26,13 +26,18 @@ ucxdt_status_t send_tagged(Request *r);
 
 namespace {
 
-ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *, size_t,
+ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *data, size_t length,
                         const ucp_am_recv_param_t *param) {
     if (header_length != sizeof(AmHeader)) return UCS_OK;  // not ours
     auto *w = static_cast<Worker *>(arg);
     Event e;
     e.kind = Event::am_message;
     std::memcpy(&e.am, header, sizeof e.am);
+    // A shape is small enough to arrive eagerly, with its data in place during the callback.
+    if (length == sizeof e.shape && data && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        std::memcpy(&e.shape, data, sizeof e.shape);
+        e.has_shape = true;
+    }
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) e.reply_ep = param->reply_ep;
     if (e.am.kind == AmKind::hello && !e.reply_ep) return UCS_OK;
     w->events.push_back(e);
@@ -107,6 +112,7 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         c.slots = static_cast<int>(env_integer("UCXDT_STAGING_SLOTS", c.slots));
         c.ipc = env_flag("UCXDT_CUDA_IPC", c.ipc) && cuda::gpu_present();
         c.ipc_frag_max = env_integer("UCXDT_IPC_FRAG_SIZE", c.ipc_frag_max, 4096, int64_t(1) << 30);
+        c.ipc_strided = env_flag("UCXDT_IPC_STRIDED_COPY", c.ipc_strided);
         const uint64_t m = params->field_mask;
         if (m & UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD) c.eager = params->eager_threshold;
         if (m & UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE) c.frag = params->frag_size;
@@ -189,9 +195,10 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
     std::fprintf(stream,
                  "# ucxdt worker configuration\n"
                  "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\nUCXDT_PIPELINE_DEPTH=%d\n"
-                 "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n",
+                 "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
+                 "UCXDT_IPC_STRIDED_COPY=%s\n",
                  static_cast<long long>(c.eager), static_cast<long long>(c.frag), c.depth, c.slots,
-                 c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max));
+                 c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), c.ipc_strided ? "y" : "n");
 }
 
 ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params, ucxdt_ep_h *ep) {

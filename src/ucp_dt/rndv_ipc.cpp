@@ -4,6 +4,9 @@
 // cuda_ipc in place of the BTL's RDMA). The RTS carries an IPC reference instead of an rkey:
 //   sender contiguous:   the receiver copies (or unpacks) straight from the sender's buffer;
 //   receiver contiguous: the receiver's RTR carries its buffer, which the sender packs into;
+//   both strided, runs of one length: the RTR carries the receiver's first run and the shape of
+//                        its layout, and the sender copies each run into the run of the same
+//                        index (one GPU operation in all, where pack and unpack take two);
 //   neither:             push: the RTR and then ACKs grant slots of the receiver's device
 //                        staging; the sender packs the next fragment into each granted slot
 //                        through the mapping and sends READY when the GPU is done; the receiver
@@ -19,8 +22,11 @@
 
 #include "address.hpp"
 #include "error.hpp"
+#include "pack_kernels.hpp"
 #include "transfer.hpp"
 #include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/gpu_engine.hpp"
+#include "uct_cuda/resources.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -30,6 +36,46 @@
 namespace ucxdt::rndv {
 
 ucxdt_status_t send_tagged(Request *r);  // rndv_send.cpp
+
+static_assert(StridedShape::kMaxDims == kernels::kMaxDims, "a shape must fit the strided kernel");
+
+namespace {
+
+bool shape_fits(const Plan &p) {
+    return p.cls == UCXDT_PLAN_STRIDED && p.dims.size() <= static_cast<size_t>(StridedShape::kMaxDims);
+}
+
+// The receiver's layout that an RTR's shape describes, with its first run at displacement 0;
+// false when the shape is malformed (its runs and bytes do not multiply out).
+bool plan_of(const StridedShape &s, Plan *out) {
+    if (s.ndims < 1 || s.ndims > StridedShape::kMaxDims || s.block_len <= 0) return false;
+    int64_t runs = 1, bytes = 0;
+    out->dims.clear();
+    for (int k = 0; k < s.ndims; ++k) {
+        if (s.dims[k].count < 1 || __builtin_mul_overflow(runs, s.dims[k].count, &runs)) return false;
+        out->dims.push_back({s.dims[k].count, s.dims[k].stride});
+    }
+    if (__builtin_mul_overflow(runs, s.block_len, &bytes) || bytes != s.packed) return false;
+    out->cls = UCXDT_PLAN_STRIDED;
+    out->block_len = out->unit_size = s.block_len;
+    out->packed_size = s.packed;
+    out->num_blocks = runs;
+    out->base = 0;
+    return true;
+}
+
+// Bytes [lo, hi) that p's runs cover, relative to its first run; false on overflow.
+bool run_span(const Plan &p, int64_t *lo, int64_t *hi) {
+    *lo = 0, *hi = p.block_len;
+    for (const Plan::Dim &d : p.dims) {
+        int64_t reach = 0;
+        if (__builtin_mul_overflow(d.count - 1, d.stride, &reach)) return false;
+        if (__builtin_add_overflow(reach < 0 ? *lo : *hi, reach, reach < 0 ? lo : hi)) return false;
+    }
+    return true;
+}
+
+}  // namespace
 
 int64_t Worker::ipc_frag(const Config &c, int64_t packed) {
     // More fragments overlap more of the sender's pack with the receiver's unpack (which reads
@@ -111,6 +157,7 @@ bool Worker::send_start_ipc(Request *r) {
         if (gpu(r->gpu, &r->dev) || r->dev->allocate()) return clear_error(), false;
         ref = r->dev->ref();
         h.frag = ipc_frag(cfg, r->packed);
+        h.run_len = cfg.ipc_strided && shape_fits(*r->plan) ? r->plan->block_len : 0;
     }
     r->ipc = true;
     h.kind = TagKind::rts;
@@ -141,7 +188,8 @@ void Worker::send_ipc_fail(Request *r, ucxdt_status_t st) {
     complete(r, st);
 }
 
-void Worker::send_on_rtr(const AmHeader &h) {
+void Worker::send_on_rtr(const Event &e) {
+    const AmHeader &h = e.am;
     const auto it = requests.find(h.sreq_id);
     if (it == requests.end() || !it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
     Request *r = it->second;
@@ -153,6 +201,19 @@ void Worker::send_on_rtr(const AmHeader &h) {
         r->push = true;
         send_ipc_push(r, h.slot, h.offset);
         for (const auto &[slot, offset] : std::exchange(r->grants, {})) send_ipc_push(r, slot, offset);
+        return;
+    }
+    if (h.direct == 2) {
+        // The receiver's strided layout: each of our runs straight into its run of that index.
+        Plan to;
+        if (!e.has_shape || !plan_of(e.shape, &to) || !cuda::strided_pair(*r->plan, to))
+            return send_ipc_fail(r, fail(UCXDT_ERR_UCX, "an RTR whose strided layout does not fit the send"));
+        const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
+            cuda::DeviceGuard g(r->gpu);
+            if (ucxdt_status_t gs = g.status()) return gs;
+            return cuda::copy_layouts_async(*r->plan, r->buffer, to, r->peer_mem, r->gpu, *s, r->peer_gpu);
+        });
+        if (st) send_ipc_fail(r, st);
         return;
     }
     // The receiver's contiguous buffer: pack the whole message into it.
@@ -225,10 +286,12 @@ bool Worker::recv_start_ipc(Request *r) {
     rtr.kind = AmKind::rtr;
     rtr.sreq_id = r->hdr.sreq_id;
     rtr.rreq_id = r->id;
+    StridedShape shape{};
     if (r->dense && r->gpu >= 0 && !cuda::ipc_export(at(r->buffer, r->plan->base), &rtr.ref)) {
         rtr.direct = 1;
+    } else if (clear_error(), strided_offer(r, &rtr, &shape)) {
+        rtr.direct = 2;
     } else {
-        clear_error();
         switch (recv_start_push(r)) {
         case Push::started: return true;
         case Push::busy: r->ipc = false; return false;  // nothing started: retried from progress
@@ -236,7 +299,32 @@ bool Worker::recv_start_ipc(Request *r) {
         }
         if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
     }
-    if (ucxdt_status_t st = send_am(r->peer, rtr, false)) recv_finish(r, st);
+    if (ucxdt_status_t st = send_am(r->peer, rtr, false, rtr.direct == 2 ? &shape : nullptr)) recv_finish(r, st);
+    return true;
+}
+
+bool Worker::strided_offer(Request *r, AmHeader *rtr, StridedShape *shape) {
+    // The sender copies run by run when both layouts are strided with runs of one length: one
+    // kernel (or 2-D copy) where pack, transfer and unpack would each cost a GPU operation and
+    // its event, which bounds small messages (performance.md, run 13).
+    const Plan &p = *r->plan;
+    if (!cfg.ipc_strided || r->gpu < 0 || r->hdr.run_len <= 0 || !shape_fits(p) || p.dims.empty() ||
+        p.block_len != r->hdr.run_len || p.packed_size != r->hdr.packed)
+        return false;
+    int64_t lo = 0, hi = 0;
+    if (!run_span(p, &lo, &hi)) return false;
+    if (cuda::ipc_export(at(r->buffer, p.base), &rtr->ref)) return clear_error(), false;
+    // Every run must lie in the allocation that the reference maps.
+    const auto off = static_cast<int64_t>(rtr->ref.offset), bytes = static_cast<int64_t>(rtr->ref.alloc_bytes);
+    if (off + lo < 0 || off + hi > bytes) {
+        rtr->ref = {};
+        return false;
+    }
+    *shape = StridedShape{};
+    shape->block_len = p.block_len;
+    shape->packed = p.packed_size;
+    shape->ndims = static_cast<int32_t>(p.dims.size());
+    for (size_t k = 0; k < p.dims.size(); ++k) shape->dims[k] = {p.dims[k].count, p.dims[k].stride};
     return true;
 }
 

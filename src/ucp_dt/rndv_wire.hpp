@@ -32,6 +32,22 @@ struct TagHeader {
     int32_t initial;        // RTS, non-contiguous: fragments 0 .. initial-1 are ready, in the
                             // slots listed after the header (int32 each)
     uint32_t rkey_len;      // RTS: bytes of packed rkey after the slot list
+    int64_t run_len;        // IPC RTS: the sender's layout is strided with runs of this many
+                            // bytes and can be copied run by run into a receiver's (0: not)
+};
+
+/// The strided layout of a receive (STRIDED plan, kernels::kMaxDims dims at most): runs of
+/// block_len bytes at the RTR's reference plus the displacement of their index by `dims`
+/// (outermost first, innermost fastest). Sent as the data of an RTR with direct == 2.
+struct StridedShape {
+    static constexpr int kMaxDims = 8;
+    int64_t block_len;
+    int64_t packed;  // bytes of the whole receive: runs x block_len
+    int32_t ndims;
+    int32_t pad;
+    struct {
+        int64_t count, stride;  // stride in bytes
+    } dims[kMaxDims];
 };
 
 enum class AmKind : uint8_t {
@@ -53,7 +69,8 @@ enum class AmKind : uint8_t {
 struct AmHeader {
     AmKind kind;
     uint8_t ipc;        // hello: CUDA IPC is enabled on the sending worker
-    uint8_t direct;     // rtr: `ref` is the receiver's contiguous buffer
+    uint8_t direct;     // rtr: 1: `ref` is the receiver's contiguous buffer; 2: its first run,
+                        // of the strided layout that the message's data (StridedShape) gives
     uint8_t push;       // rtr, ack: a grant of a slot of the receiver's device staging
     int32_t status;
     uint64_t uuid;      // hello: the sender's worker

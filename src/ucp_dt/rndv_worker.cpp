@@ -164,6 +164,7 @@ namespace {
 
 struct AmSend {
     AmHeader h;
+    StridedShape shape;
 };
 
 void am_sent(void *request, ucs_status_t, void *user_data) {
@@ -173,8 +174,8 @@ void am_sent(void *request, ucs_status_t, void *user_data) {
 
 }  // namespace
 
-ucxdt_status_t Worker::send_am(ucp_ep_h ep, const AmHeader &h, bool reply) {
-    auto *m = new AmSend{h};
+ucxdt_status_t Worker::send_am(ucp_ep_h ep, const AmHeader &h, bool reply, const StridedShape *shape) {
+    auto *m = new AmSend{h, shape ? *shape : StridedShape{}};
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                      UCP_OP_ATTR_FIELD_FLAGS;
@@ -182,7 +183,8 @@ ucxdt_status_t Worker::send_am(ucp_ep_h ep, const AmHeader &h, bool reply) {
     p.user_data = m;
     p.flags = reply ? UCP_AM_SEND_FLAG_REPLY : 0;
     // The header must live until the send completes (UCX 1.13 has no COPY_HEADER flag).
-    ucs_status_ptr_t s = ucp_am_send_nbx(ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h, nullptr, 0, &p);
+    ucs_status_ptr_t s = ucp_am_send_nbx(ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h, shape ? &m->shape : nullptr,
+                                         shape ? sizeof m->shape : 0, &p);
     if (s == nullptr) {
         delete m;
         return UCXDT_OK;
@@ -253,7 +255,7 @@ unsigned Worker::progress() {
             case AmKind::ready: recv_on_ready(e.am); break;
             case AmKind::ack:
             case AmKind::ats: send_on_am(e.am); break;
-            case AmKind::rtr: send_on_rtr(e.am); break;
+            case AmKind::rtr: send_on_rtr(e); break;
             case AmKind::fin: recv_on_fin(e.am); break;
             }
             break;

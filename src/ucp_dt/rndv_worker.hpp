@@ -27,6 +27,7 @@ struct Config {
     int slots = 16;
     bool ipc = true;                 // UCXDT_CUDA_IPC
     int64_t ipc_frag_max = 32 << 20;  // UCXDT_IPC_FRAG_SIZE: largest fragment (device staging slot)
+    bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
 };
 
 /// Bytes a posted receive reserves for the tagged message: an eager message, or the largest RTS
@@ -141,6 +142,8 @@ struct Event {
     int64_t frag = -1;          // get_done
     int slot = -1;              // get_done: local slot, -1 into the user buffer
     AmHeader am{};
+    bool has_shape = false;       // am_message: the data was a StridedShape
+    StridedShape shape{};
     ucp_ep_h reply_ep = nullptr;  // am_message: the sender; peer_failed: the failed endpoint
 };
 
@@ -223,14 +226,15 @@ struct Worker {
     /// The status of a request whose UCP operation `what` failed with `us`: a failure of the
     /// connection (UCP's peer error handling) is UCXDT_ERR_PEER_FAILURE.
     static ucxdt_status_t ucx_error(const char *what, ucs_status_t us);
-    ucxdt_status_t send_am(ucp_ep_h ep, const AmHeader &h, bool reply);
+    /// Sends h (and `shape`, when given, as the message's data) to ep.
+    ucxdt_status_t send_am(ucp_ep_h ep, const AmHeader &h, bool reply, const StridedShape *shape = nullptr);
     unsigned progress();
 
     // The CUDA IPC path (rndv_ipc.cpp).
     bool ipc_peer(const PeerInfo &p) const { return cfg.ipc && p.ipc && p.node == node; }
     ucxdt_status_t gpu(int device, cuda::DeviceStaging **out);
     bool send_start_ipc(Request *r);         // false: the host path serves it
-    void send_on_rtr(const AmHeader &h);
+    void send_on_rtr(const Event &e);
     void send_ipc_stage(Request *r);         // takes device slots, packs the first fragments
     bool recv_start_ipc(Request *r);        // false: waits for a device slot (push)
     void recv_on_fin(const AmHeader &h);
@@ -239,6 +243,9 @@ struct Worker {
     void send_ipc_push(Request *r, int slot, uint64_t offset);  // packs the next fragment into a grant
     enum class Push { started, busy, unavailable };
     Push recv_start_push(Request *r);  // RTR and grants; unavailable: pull instead
+    /// Whether r's sender may copy its strided layout run by run into r's: then fills the RTR's
+    /// reference and the shape (false, with no error left, when not).
+    bool strided_offer(Request *r, AmHeader *rtr, StridedShape *shape);
     ucxdt_status_t recv_grant(Request *r, int slot, AmKind kind);  // the slot takes fragment next_get
     void send_ipc_fail(Request *r, ucxdt_status_t st);  // FIN with the error, then complete
     AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields

@@ -30,6 +30,7 @@ public:
 
     /// Allocates and exports the staging slots (once; later calls return at once).
     ucxdt_status_t allocate();
+    bool allocated() const { return base_ != nullptr; }
     /// Takes up to `want` free slots (none when all are taken); after allocate().
     std::vector<int> take(int want) { return free_.take(want); }
     void give(int slot) { free_.give(slot); }

@@ -2,6 +2,7 @@
 
 #include "cuda_check.hpp"
 #include "ucp_dt/address.hpp"
+#include "ucp_dt/error.hpp"
 #include "pack_kernels.hpp"
 #include "method.hpp"
 #include "type_tree.hpp"
@@ -102,6 +103,53 @@ ucxdt_status_t tile_kernel(const Plan &p, char *layout, char *packed, int64_t of
     return check(kernels::launch_tiles(a, stream), "tile pack kernel launch");
 }
 
+// The strided kernel's arguments for packed bytes [lo, hi) of one index of p's leading dims
+// [0, first), whose runs start at `base`; `pk` holds those packed bytes.
+kernels::StridedArgs strided_args(const Plan &p, char *layout, char *pk, int64_t base, size_t first, int64_t lo,
+                                  int64_t hi, bool pack) {
+    kernels::StridedArgs a;
+    a.layout = layout;
+    a.packed = pk;
+    a.base = base;
+    a.dims = to_dims(p.dims, first);
+    a.block_len = p.block_len;
+    a.offset = lo;
+    a.end = hi;
+    a.pack = pack;
+    // The widest access that every run start, length and both buffers allow.
+    int v = widest_dividing({p.block_len, base, lo, hi, reinterpret_cast<intptr_t>(layout),
+                             reinterpret_cast<intptr_t>(pk)});
+    for (int k = 0; k < a.dims.n; ++k) v = std::min(v, widest_dividing({a.dims.stride[k]}));
+    // Long misaligned runs do better finding their alignment per piece than bytewise.
+    a.vec = (v < 4 && p.block_len >= 64) ? 0 : v;
+    // A lane takes at least 32 bytes (4 accesses) of a run, so short runs get one thread
+    // each (several in flight, kernels/strided_kernel.cu) and long runs up to a warp.
+    const int64_t per_lane = a.vec ? a.vec : 16;
+    const int64_t lane_bytes = std::max<int64_t>(4 * per_lane, 32);
+    while (a.lanes_log2 < 5 && (lane_bytes << a.lanes_log2) < p.block_len) ++a.lanes_log2;
+    const int64_t max_piece = (lane_bytes << a.lanes_log2) * 2;
+    a.piece = std::min(p.block_len, max_piece);
+    const int64_t r0 = lo / p.block_len, r1 = (hi - 1) / p.block_len;
+    auto items_of = [&](int64_t piece, int64_t *first_item) {
+        const int64_t ipr = (p.block_len + piece - 1) / piece;
+        *first_item = r0 * ipr + (lo - r0 * p.block_len) / piece;
+        return r1 * ipr + (hi - 1 - r1 * p.block_len) / piece - *first_item + 1;
+    };
+    // A small window in long runs would leave most SMs idle (ncu: 64 blocks, 12% of
+    // warps active for 1-2 MB): cut smaller pieces, down to four accesses per lane,
+    // until about 2^18 threads (an H100's 132 SMs x 2048) have work. Fewer accesses per
+    // lane, or wider groups, were slower (4-D subarray: 0.95 -> 0.76 of memcpy).
+    constexpr int64_t kFillThreads = int64_t{1} << 18;
+    int64_t item0;
+    while ((items_of(a.piece, &item0) << a.lanes_log2) < kFillThreads &&
+           a.piece > (lane_bytes << a.lanes_log2))
+        a.piece = (a.piece / 2 + per_lane - 1) / per_lane * per_lane;
+    a.ipr = kernels::FastDiv(static_cast<uint64_t>((p.block_len + a.piece - 1) / a.piece));
+    a.items = static_cast<uint64_t>(items_of(a.piece, &item0));
+    a.first_item = static_cast<uint64_t>(item0);
+    return a;
+}
+
 ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
                               int64_t length, bool pack, cudaStream_t stream) {
     static const bool tiles_off = std::getenv("UCXDT_GPU_NO_TILES") != nullptr;
@@ -109,47 +157,8 @@ ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t
         return tile_kernel(p, layout, packed, offset, length, pack, stream);
     return split_dims(p, offset, offset + length, packed,
                       [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
-        kernels::StridedArgs a;
-        a.layout = layout;
-        a.packed = pk;
-        a.base = base;
-        a.dims = to_dims(p.dims, first);
-        a.block_len = p.block_len;
-        a.offset = lo;
-        a.end = hi;
-        a.pack = pack;
-        // The widest access that every run start, length and both buffers allow.
-        int v = widest_dividing({p.block_len, base, lo, hi, reinterpret_cast<intptr_t>(layout),
-                                 reinterpret_cast<intptr_t>(pk)});
-        for (int k = 0; k < a.dims.n; ++k) v = std::min(v, widest_dividing({a.dims.stride[k]}));
-        // Long misaligned runs do better finding their alignment per piece than bytewise.
-        a.vec = (v < 4 && p.block_len >= 64) ? 0 : v;
-        // A lane takes at least 32 bytes (4 accesses) of a run, so short runs get one thread
-        // each (several in flight, kernels/strided_kernel.cu) and long runs up to a warp.
-        const int64_t per_lane = a.vec ? a.vec : 16;
-        const int64_t lane_bytes = std::max<int64_t>(4 * per_lane, 32);
-        while (a.lanes_log2 < 5 && (lane_bytes << a.lanes_log2) < p.block_len) ++a.lanes_log2;
-        const int64_t max_piece = (lane_bytes << a.lanes_log2) * 2;
-        a.piece = std::min(p.block_len, max_piece);
-        const int64_t r0 = lo / p.block_len, r1 = (hi - 1) / p.block_len;
-        auto items_of = [&](int64_t piece, int64_t *first_item) {
-            const int64_t ipr = (p.block_len + piece - 1) / piece;
-            *first_item = r0 * ipr + (lo - r0 * p.block_len) / piece;
-            return r1 * ipr + (hi - 1 - r1 * p.block_len) / piece - *first_item + 1;
-        };
-        // A small window in long runs would leave most SMs idle (ncu: 64 blocks, 12% of
-        // warps active for 1-2 MB): cut smaller pieces, down to four accesses per lane,
-        // until about 2^18 threads (an H100's 132 SMs x 2048) have work. Fewer accesses per
-        // lane, or wider groups, were slower (4-D subarray: 0.95 -> 0.76 of memcpy).
-        constexpr int64_t kFillThreads = int64_t{1} << 18;
-        int64_t item0;
-        while ((items_of(a.piece, &item0) << a.lanes_log2) < kFillThreads &&
-               a.piece > (lane_bytes << a.lanes_log2))
-            a.piece = (a.piece / 2 + per_lane - 1) / per_lane * per_lane;
-        a.ipr = kernels::FastDiv(static_cast<uint64_t>((p.block_len + a.piece - 1) / a.piece));
-        a.items = static_cast<uint64_t>(items_of(a.piece, &item0));
-        a.first_item = static_cast<uint64_t>(item0);
-        return check(kernels::launch_strided(a, stream), "strided pack kernel launch");
+        return check(kernels::launch_strided(strided_args(p, layout, pk, base, first, lo, hi, pack), stream),
+                     "strided pack kernel launch");
     });
 }
 
@@ -281,6 +290,40 @@ ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int
                      "cudaMemcpyAsync");
     }
     return strided_kernel(p, layout, packed, offset, length, pack, stream);
+}
+
+bool strided_pair(const Plan &from, const Plan &to) {
+    return from.cls == UCXDT_PLAN_STRIDED && to.cls == UCXDT_PLAN_STRIDED && from.block_len == to.block_len &&
+           from.packed_size == to.packed_size && from.dims.size() <= static_cast<size_t>(kMaxDims) &&
+           to.dims.size() <= static_cast<size_t>(kMaxDims);
+}
+
+ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &to, char *to_buf, int device,
+                                  cudaStream_t stream, bool peer) {
+    if (!strided_pair(from, to))
+        return fail(UCXDT_ERR_INVALID_PARAM, "a layout-to-layout copy needs two strided plans of equal runs");
+    if (from.packed_size == 0) return UCXDT_OK;
+    // One level on each side, rows apart: one 2-D copy, where the method model picks the copy
+    // engine for `from` (the rule that prices rows across the link).
+    if (from.dims.size() == 1 && to.dims.size() == 1 && to.dims[0].stride >= to.block_len) {
+        ucxdt_gpu_method_t method;
+        if (ucxdt_status_t st = choose_method(from, device, peer, &method)) return st;
+        if (method == UCXDT_GPU_METHOD_COPY_ENGINE_2D)
+            return check(cudaMemcpy2DAsync(at(to_buf, to.base), static_cast<size_t>(to.dims[0].stride),
+                                           at(from_buf, from.base), static_cast<size_t>(from.dims[0].stride),
+                                           static_cast<size_t>(from.block_len),
+                                           static_cast<size_t>(from.dims[0].count), cudaMemcpyDefault, stream),
+                         "cudaMemcpy2DAsync (layout to layout)");
+    }
+    // The strided kernel, "packing" into the second layout: run i of `from` goes to run i of `to`.
+    kernels::StridedArgs a = strided_args(from, from_buf, to_buf, from.base, 0, 0, from.packed_size, true);
+    a.packed_dims = to_dims(to.dims, 0);
+    a.packed_base = to.base;
+    int v = widest_dividing({to.base});
+    for (int k = 0; k < a.packed_dims.n; ++k) v = std::min(v, widest_dividing({a.packed_dims.stride[k]}));
+    // Pieces are multiples of the wider access chosen for `from`, so a narrower one divides them.
+    if (a.vec > v) a.vec = (v < 4 && from.block_len >= 64) ? 0 : v;
+    return check(kernels::launch_strided(a, stream), "strided layout-to-layout kernel launch");
 }
 
 ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t offset,

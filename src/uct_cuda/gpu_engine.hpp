@@ -19,6 +19,19 @@ ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t
                               int64_t length, bool pack, int device, cudaStream_t stream,
                               bool peer = false);
 
+/// Whether copy_layouts_async takes (from, to): both STRIDED, with runs of equal length, equal
+/// packed sizes, and at most kernels::kMaxDims dims each.
+bool strided_pair(const Plan &from, const Plan &to);
+
+/// Enqueues on `stream` the copy of every run of (from_buf, from) to the run of the same index
+/// of (to_buf, to), without a packed stream in between: the same bytes as packing `from` and
+/// unpacking into `to`. Requires strided_pair(from, to) (else UCXDT_ERR_INVALID_PARAM). Both
+/// buffers must be accessible from `device`, which must be current; `peer`: `to_buf` is another
+/// GPU's memory. One 2-D copy where both plans have one level and the method model picks the
+/// copy engine, else the strided kernel. Writes only the bytes of `to`'s runs.
+ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &to, char *to_buf, int device,
+                                  cudaStream_t stream, bool peer);
+
 /// The kernel path alone, for STRIDED and CONTIGUOUS plans (calibration, tests).
 ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
                                   int64_t length, bool pack, cudaStream_t stream);
