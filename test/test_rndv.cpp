@@ -348,6 +348,7 @@ TEST(RndvGpu, StridedIntoStridedRunByRun) {
         // 580 runs of 4 doubles into a two-level subarray of them
         {L::vector(580, 4, 6, dbl), L::subarray({20, 30, 8}, {20, 29, 4}, {0, 1, 2}, UCXDT_ORDER_C, dbl)},
         {L::vector(100, 4096, 5000, dbl), L::vector(100, 4096, 4200, dbl)},  // 32 KiB rows
+        {L::vector(500, 8, 10, dbl), L::hvector(500, 8, 67, dbl)},            // receive runs at odd addresses
     };
     for (const char *on : {"y", "n"}) {
         ScopedEnv env{{"UCXDT_IPC_STRIDED_COPY", on}, {"UCXDT_CUDA_IPC", "y"}};

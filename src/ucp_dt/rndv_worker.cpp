@@ -182,6 +182,9 @@ ucxdt_status_t Worker::send_am(ucp_ep_h ep, const AmHeader &h, bool reply, const
     p.cb.send = am_sent;
     p.user_data = m;
     p.flags = reply ? UCP_AM_SEND_FLAG_REPLY : 0;
+    // The handler reads a shape in place: it must not go by rendezvous (UCX_RNDV_THRESH may be
+    // below its size).
+    if (shape) p.flags |= UCP_AM_SEND_FLAG_EAGER;
     // The header must live until the send completes (UCX 1.13 has no COPY_HEADER flag).
     ucs_status_ptr_t s = ucp_am_send_nbx(ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h, shape ? &m->shape : nullptr,
                                          shape ? sizeof m->shape : 0, &p);
