@@ -104,9 +104,10 @@ ucxdt_status_t tile_kernel(const Plan &p, char *layout, char *packed, int64_t of
 }
 
 // The strided kernel's arguments for packed bytes [lo, hi) of one index of p's leading dims
-// [0, first), whose runs start at `base`; `pk` holds those packed bytes.
+// [0, first), whose runs start at `base`; `pk` holds those packed bytes, or, with `second`
+// (a strided plan of the same runs, all of its dims), is the buffer of that second layout.
 kernels::StridedArgs strided_args(const Plan &p, char *layout, char *pk, int64_t base, size_t first, int64_t lo,
-                                  int64_t hi, bool pack) {
+                                  int64_t hi, bool pack, const Plan *second = nullptr) {
     kernels::StridedArgs a;
     a.layout = layout;
     a.packed = pk;
@@ -116,10 +117,15 @@ kernels::StridedArgs strided_args(const Plan &p, char *layout, char *pk, int64_t
     a.offset = lo;
     a.end = hi;
     a.pack = pack;
+    if (second) {
+        a.packed_dims = to_dims(second->dims, 0);
+        a.packed_base = second->base;
+    }
     // The widest access that every run start, length and both buffers allow.
     int v = widest_dividing({p.block_len, base, lo, hi, reinterpret_cast<intptr_t>(layout),
-                             reinterpret_cast<intptr_t>(pk)});
+                             reinterpret_cast<intptr_t>(pk), a.packed_base});
     for (int k = 0; k < a.dims.n; ++k) v = std::min(v, widest_dividing({a.dims.stride[k]}));
+    for (int k = 0; k < a.packed_dims.n; ++k) v = std::min(v, widest_dividing({a.packed_dims.stride[k]}));
     // Long misaligned runs do better finding their alignment per piece than bytewise.
     a.vec = (v < 4 && p.block_len >= 64) ? 0 : v;
     // A lane takes at least 32 bytes (4 accesses) of a run, so short runs get one thread
@@ -316,14 +322,10 @@ ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &
                          "cudaMemcpy2DAsync (layout to layout)");
     }
     // The strided kernel, "packing" into the second layout: run i of `from` goes to run i of `to`.
-    kernels::StridedArgs a = strided_args(from, from_buf, to_buf, from.base, 0, 0, from.packed_size, true);
-    a.packed_dims = to_dims(to.dims, 0);
-    a.packed_base = to.base;
-    int v = widest_dividing({to.base});
-    for (int k = 0; k < a.packed_dims.n; ++k) v = std::min(v, widest_dividing({a.packed_dims.stride[k]}));
-    // Pieces are multiples of the wider access chosen for `from`, so a narrower one divides them.
-    if (a.vec > v) a.vec = (v < 4 && from.block_len >= 64) ? 0 : v;
-    return check(kernels::launch_strided(a, stream), "strided layout-to-layout kernel launch");
+    return check(kernels::launch_strided(strided_args(from, from_buf, to_buf, from.base, 0, 0, from.packed_size,
+                                                      true, &to),
+                                         stream),
+                 "strided layout-to-layout kernel launch");
 }
 
 ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t offset,
