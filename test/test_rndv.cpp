@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -274,7 +275,12 @@ void gpu_path_cases(bool ipc) {
         EXPECT_FALSE(sender.gpus.empty());
     } else {
         ASSERT_NE(sender.pools[0], nullptr);
-        EXPECT_TRUE(sender.gpus.empty()) << "CUDA IPC was used with UCXDT_CUDA_IPC=n";
+        EXPECT_TRUE(sender.pools[0]->page_locked());
+        // Host staging packs on the GPU's stream; device slots are for CUDA IPC only.
+        EXPECT_FALSE(sender.gpus.empty()) << "GPU layouts were staged through the host synchronously";
+        for (int k = 0; k < 2; ++k)
+            for (const auto &[device, g] : internals(p.w[k]).gpus)
+                EXPECT_FALSE(g->allocated()) << "worker " << k << ": CUDA IPC staging was made with UCXDT_CUDA_IPC=n";
         int device = 0;
         cudaGetDevice(&device);
         EXPECT_EQ(check_numa_placement(*sender.pools[0], 8 * 16384, device), "");
@@ -291,6 +297,62 @@ TEST(RndvGpu, HostStagedPathWhenIpcIsOff) {
     gpu_path_cases(false);
 }
 
+// n messages of t at once from GPU memory into u (GPU memory, or host memory for those that
+// recv_mem places there), tags tag0 and up, sends posted before receives or after; each
+// receive must hold its message's data and nothing outside its layout may change.
+void many_at_once(Pair &p, const L::TypeDescPtr &t, const L::TypeDescPtr &u, int n, int64_t bytes, ucp_tag_t tag0,
+                  bool sends_first, const std::function<Mem(int)> &recv_mem) {
+    Type h(*t), hu(*u);
+    std::vector<std::unique_ptr<Buffer>> src, dst;
+    std::vector<std::unique_ptr<Placed>> src_at, dst_at;
+    std::vector<std::vector<std::byte>> sent, poison;
+    for (int i = 0; i < n; ++i) {
+        src.push_back(std::make_unique<Buffer>(*t, 1, static_cast<int>(tag0) + i));
+        dst.push_back(std::make_unique<Buffer>(*u, 1, static_cast<int>(tag0) + 400 + i));
+        sent.push_back(packed(*t, src.back()->ptr(), 1, bytes));
+        poison.push_back(dst.back()->bytes);
+        src_at.push_back(std::make_unique<Placed>(*src.back(), Mem::cuda));
+        dst_at.push_back(std::make_unique<Placed>(*dst.back(), recv_mem(i)));
+    }
+    std::vector<ucxdt_status_ptr_t> rreqs, sreqs;
+    const auto post_sends = [&] {
+        for (int i = 0; i < n; ++i) sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src_at[i]->ptr(), 1, h.h, tag0 + i, nullptr));
+    };
+    if (sends_first) post_sends();
+    for (int i = 0; i < n; ++i) rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, hu.h, tag0 + i, ~0ull, nullptr));
+    if (!sends_first) post_sends();
+    for (int i = 0; i < n; ++i) {
+        ASSERT_EQ(p.wait(rreqs[i]), UCXDT_OK) << "receive " << i;
+        ASSERT_EQ(p.wait(sreqs[i]), UCXDT_OK) << "send " << i;
+    }
+    for (int i = 0; i < n; ++i) {
+        dst_at[i]->fetch();
+        EXPECT_EQ(check_received(*u, 1, *dst[i], poison[i], sent[i], bytes), "") << "message " << i;
+    }
+}
+
+// Host staging of GPU layouts with more messages at once than either pool has slots, each of
+// many fragments: sends wait for send slots, receives for receive slots, and the packs and
+// unpacks of different messages run on the GPU's stream while UCP moves other fragments. All
+// complete with their data, and both pools have every slot back.
+TEST(RndvGpu, HostStagedManyOutstanding) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
+    ScopedEnv env{{"UCXDT_CUDA_IPC", "n"}};
+    Pair p{Config{1024, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    // 320,000 bytes packed each: 20 fragments of 16 KiB. Every third receive is in host memory,
+    // which the receiver unpacks on the CPU.
+    ASSERT_NO_FATAL_FAILURE(many_at_once(p, doubles(40000, false), L::vector(20000, 2, 3, dbl), 12, 320000, 300, true,
+                                         [](int i) { return i % 3 == 2 ? Mem::host : Mem::cuda; }));
+    const ucxdt::rndv::Worker &sender = internals(p.w[0]), &receiver = internals(p.w[1]);
+    ASSERT_NE(sender.pools[0], nullptr);
+    ASSERT_NE(receiver.pools[1], nullptr);
+    EXPECT_EQ(sender.pools[0]->free_slots(), 8) << "the sender holds host slots after its requests ended";
+    EXPECT_EQ(receiver.pools[1]->free_slots(), 8) << "the receiver holds host slots after its requests ended";
+    EXPECT_FALSE(receiver.gpus.empty()) << "the receiver unpacked synchronously";
+}
+
 // More GPU messages at once than the receiver has device slots (2 x depth): the first receives
 // take them (the sender packs into them, push), the others wait for slots that the first free.
 // All complete with their data, and every device slot of both workers is free afterwards. The
@@ -301,32 +363,9 @@ TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
     Pair p{Config{1024, 16384, 2, 8}};
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
-    constexpr int kN = 10;
-    const auto t = doubles(40000, false);  // 320,000 bytes packed: 5 fragments of 64 KiB
-    const auto u = L::vector(20000, 2, 3, dbl);
-    Type h(*t), hu(*u);
-    std::vector<std::unique_ptr<Buffer>> src, dst;
-    std::vector<std::unique_ptr<Placed>> src_at, dst_at;
-    std::vector<std::vector<std::byte>> sent, poison;
-    for (int i = 0; i < kN; ++i) {
-        src.push_back(std::make_unique<Buffer>(*t, 1, 300 + i));
-        dst.push_back(std::make_unique<Buffer>(*u, 1, 700 + i));
-        sent.push_back(packed(*t, src.back()->ptr(), 1, 320000));
-        poison.push_back(dst.back()->bytes);
-        src_at.push_back(std::make_unique<Placed>(*src.back(), Mem::cuda));
-        dst_at.push_back(std::make_unique<Placed>(*dst.back(), Mem::cuda));
-    }
-    std::vector<ucxdt_status_ptr_t> rreqs, sreqs;
-    for (int i = 0; i < kN; ++i) rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, hu.h, 100 + i, ~0ull, nullptr));
-    for (int i = 0; i < kN; ++i) sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src_at[i]->ptr(), 1, h.h, 100 + i, nullptr));
-    for (int i = 0; i < kN; ++i) {
-        ASSERT_EQ(p.wait(rreqs[i]), UCXDT_OK) << "receive " << i;
-        ASSERT_EQ(p.wait(sreqs[i]), UCXDT_OK) << "send " << i;
-    }
-    for (int i = 0; i < kN; ++i) {
-        dst_at[i]->fetch();
-        EXPECT_EQ(check_received(*u, 1, *dst[i], poison[i], sent[i], 320000), "") << "message " << i;
-    }
+    // 320,000 bytes packed each: 5 fragments of 64 KiB.
+    ASSERT_NO_FATAL_FAILURE(many_at_once(p, doubles(40000, false), L::vector(20000, 2, 3, dbl), 10, 320000, 100, false,
+                                         [](int) { return Mem::cuda; }));
     for (int k = 0; k < 2; ++k)
         for (const auto &[device, g] : internals(p.w[k]).gpus)
             EXPECT_EQ(g->free_slots(), g->slots()) << "worker " << k << " holds device slots after its requests ended";

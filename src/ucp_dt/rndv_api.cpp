@@ -227,10 +227,9 @@ void ucxdt_ep_destroy(ucxdt_ep_h ep) {
         if (r->is_send && r->ep == ep && r->status == UCXDT_INPROGRESS) mine.push_back(r);
     for (Request *r : mine) {
         w->waiting.erase(std::remove(w->waiting.begin(), w->waiting.end(), r), w->waiting.end());
-        // Over CUDA IPC: wait for our GPU work and tell the receiver (FIN), which may be waiting
-        // for fragments or holding slots for them.
-        if (r->ipc) w->send_ipc_fail(r, UCXDT_ERR_CANCELED);
-        else w->complete(r, UCXDT_ERR_CANCELED);
+        // Wait for our GPU work and tell a receiver that knows us (FIN): it may be waiting for
+        // fragments or holding slots for them.
+        w->send_fail(r, UCXDT_ERR_CANCELED);
     }
     w->eps.erase(ep->id);
     delete ep;

@@ -93,43 +93,6 @@ int64_t Worker::ipc_frag(const Config &c, int64_t packed) {
     return std::min((want + kAlign - 1) / kAlign * kAlign, c.ipc_frag_max);
 }
 
-ucxdt_status_t Worker::gpu(int device, cuda::DeviceStaging **out) {
-    auto &g = gpus[device];
-    if (!g) {
-        cuda::DeviceStaging *made = nullptr;
-        if (ucxdt_status_t st = cuda::DeviceStaging::create(device, 2 * cfg.depth, cfg.ipc_frag_max, &made)) {
-            gpus.erase(device);
-            return st;
-        }
-        g.reset(made);
-    }
-    *out = g.get();
-    return UCXDT_OK;
-}
-
-template <class Work> ucxdt_status_t Worker::launch(Request *r, GpuOp op, Work work) {
-    op.req = r;
-    if (r->dev) {
-        const cudaStream_t s = r->dev->stream();
-        if (ucxdt_status_t st = work(&s)) return st;
-        if (ucxdt_status_t st = r->dev->record(&op.event)) return st;
-        op.dev = r->dev;
-    } else if (ucxdt_status_t st = work(nullptr)) {  // host memory: synchronous
-        return st;
-    }
-    ++r->ucp_ops;
-    gpu_ops.push_back(op);
-    return UCXDT_OK;
-}
-
-// Moves packed bytes [offset, offset + length) of r's layout to or from `packed`: on r's stream
-// when it has one (a GPU layout, whose GPU is known), else synchronously through transfer().
-static ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64_t offset,
-                                 int64_t length, bool pack, bool peer) {
-    if (s) return transfer_on_gpu(*r->plan, r->buffer, packed, offset, length, pack, r->gpu, *s, peer);
-    return transfer(*r->plan, r->buffer, packed, offset, length, pack, nullptr, peer);
-}
-
 ucxdt_status_t Worker::map_peer(Request *r, const cuda::IpcRef &ref, uint64_t uuid, const PeerInfo &p) {
     int device = r->gpu;
     if (device < 0)
@@ -174,29 +137,15 @@ bool Worker::send_start_ipc(Request *r) {
     return true;
 }
 
-void Worker::send_ipc_fail(Request *r, ucxdt_status_t st) {
-    // Nothing of it may still run once the receiver reads FIN (it then reuses its slots).
-    if (r->dev) cudaStreamSynchronize(r->dev->stream());
-    if (r->rreq_id && !r->peer_lost) {
-        AmHeader fin{};
-        fin.kind = AmKind::fin;
-        fin.status = st;
-        fin.sreq_id = r->id;
-        fin.rreq_id = r->rreq_id;
-        send_am(r->ep->ucp_ep, fin, false);
-    }
-    complete(r, st);
-}
-
 void Worker::send_on_rtr(const Event &e) {
     const AmHeader &h = e.am;
     const auto it = requests.find(h.sreq_id);
     if (it == requests.end() || !it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
     Request *r = it->second;
     r->rreq_id = h.rreq_id;
-    if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return send_ipc_fail(r, st);
+    if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return send_fail(r, st);
     if (!h.direct && !h.push) return send_ipc_stage(r);
-    if (ucxdt_status_t st = map_peer(r, h.ref, r->ep->peer_uuid, r->ep->peer)) return send_ipc_fail(r, st);
+    if (ucxdt_status_t st = map_peer(r, h.ref, r->ep->peer_uuid, r->ep->peer)) return send_fail(r, st);
     if (h.push) {
         r->push = true;
         send_ipc_push(r, h.slot, h.offset);
@@ -207,20 +156,20 @@ void Worker::send_on_rtr(const Event &e) {
         // The receiver's strided layout: each of our runs straight into its run of that index.
         Plan to;
         if (!e.has_shape || !plan_of(e.shape, &to) || !cuda::strided_pair(*r->plan, to))
-            return send_ipc_fail(r, fail(UCXDT_ERR_UCX, "an RTR whose strided layout does not fit the send"));
+            return send_fail(r, fail(UCXDT_ERR_UCX, "an RTR whose strided layout does not fit the send"));
         const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
             cuda::DeviceGuard g(r->gpu);
             if (ucxdt_status_t gs = g.status()) return gs;
             return cuda::copy_layouts_async(*r->plan, r->buffer, to, r->peer_mem, r->gpu, *s, r->peer_gpu);
         });
-        if (st) send_ipc_fail(r, st);
+        if (st) send_fail(r, st);
         return;
     }
     // The receiver's contiguous buffer: pack the whole message into it.
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
         return move_bytes(r, s, r->peer_mem, 0, r->packed, true, r->peer_gpu);
     });
-    if (st) send_ipc_fail(r, st);
+    if (st) send_fail(r, st);
 }
 
 void Worker::send_ipc_frag(Request *r, int64_t k, int slot) {
@@ -230,7 +179,7 @@ void Worker::send_ipc_frag(Request *r, int64_t k, int slot) {
     const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
         return move_bytes(r, s, r->dev->slot(slot), k * r->hdr.frag, r->frag_bytes(k), true, false);
     });
-    if (st) send_ipc_fail(r, st);
+    if (st) send_fail(r, st);
 }
 
 void Worker::send_ipc_push(Request *r, int slot, uint64_t offset) {
@@ -243,7 +192,7 @@ void Worker::send_ipc_push(Request *r, int slot, uint64_t offset) {
     const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
         return move_bytes(r, s, dst, k * r->hdr.frag, r->frag_bytes(k), true, r->peer_gpu);
     });
-    if (st) send_ipc_fail(r, st);
+    if (st) send_fail(r, st);
 }
 
 void Worker::send_ipc_stage(Request *r) {
@@ -394,90 +343,14 @@ void Worker::recv_on_fin(const AmHeader &h) {
     if (it == requests.end() || it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
     Request *r = it->second;
     // Only a failed sender sends FIN to a receive with GPU work of its own; recv_finish
-    // synchronizes the receive's stream on failure.
+    // synchronizes the receive's stream on failure. GETs of a host-staged receive still write
+    // its slots: the receive ends when the last of them does (recv_on_get).
+    if (r->gets_in_flight > 0) {
+        if (!r->status_pending) r->status_pending = static_cast<ucxdt_status_t>(h.status);
+        return;
+    }
     r->granted.clear();  // the sender's GPU work ended before its FIN: our slots are free again
     recv_finish(r, static_cast<ucxdt_status_t>(h.status));
-}
-
-// ---- Completion of GPU work ---------------------------------------------------------------
-
-unsigned Worker::poll_gpu() {
-    if (gpu_ops.empty()) return 0;
-    std::deque<GpuOp> ops, later;
-    ops.swap(gpu_ops);
-    unsigned n = 0;
-    // Events of one stream complete in the order they were recorded, and gpu_ops keeps that
-    // order: once one is pending, the later ones of its stream are too, and querying them would
-    // only cost driver calls (a window of messages queues many). Only the oldest is queried.
-    std::vector<const cuda::DeviceStaging *> pending;
-    for (const GpuOp &op : ops) {
-        ucxdt_status_t st = UCXDT_OK;
-        if (op.event) {
-            const bool behind = std::find(pending.begin(), pending.end(), op.dev) != pending.end();
-            const cudaError_t e = behind ? cudaErrorNotReady : cudaEventQuery(op.event);
-            if (e == cudaErrorNotReady) {
-                if (!behind) pending.push_back(op.dev);
-                later.push_back(op);
-                continue;
-            }
-            st = cuda::check(e, "GPU work of the rendezvous");
-            op.dev->give_event(op.event);
-        }
-        ++n;
-        Request *r = op.req;
-        --r->ucp_ops;
-        if (r->status == UCXDT_INPROGRESS) {
-            if (st) {
-                if (r->is_send) send_ipc_fail(r, st);
-                else recv_finish(r, st);
-            } else {
-                gpu_done(op);
-            }
-        }
-        if (r->user_freed) release(r);
-    }
-    // Work queued while polling goes after what is still running.
-    later.insert(later.end(), gpu_ops.begin(), gpu_ops.end());
-    gpu_ops.swap(later);
-    return n;
-}
-
-void Worker::gpu_done(const GpuOp &op) {
-    Request *r = op.req;
-    AmHeader m{};
-    m.sreq_id = r->is_send ? r->id : r->hdr.sreq_id;
-    m.rreq_id = r->is_send ? r->rreq_id : r->id;
-    switch (op.kind) {
-    case GpuOp::send_frag:  // fragment packed into its slot: announce it
-        m.kind = AmKind::ready;
-        m.frag_index = op.frag;
-        m.slot = op.slot;
-        m.offset = r->push ? 0 : static_cast<uint64_t>(r->dev->slot_offset(op.slot));
-        if (ucxdt_status_t st = send_am(r->ep->ucp_ep, m, false)) send_ipc_fail(r, st);
-        break;
-    case GpuOp::send_all:  // packed into the receiver's buffer
-        m.kind = AmKind::fin;
-        m.status = UCXDT_OK;
-        if (ucxdt_status_t st = send_am(r->ep->ucp_ep, m, false)) complete(r, st);
-        break;
-    case GpuOp::recv_frag:  // unpacked from the slot: grant it again, or free it
-        if (r->push && r->next_get < r->nfrags) {
-            if (ucxdt_status_t st = recv_grant(r, op.slot, AmKind::ack)) return recv_finish(r, st);
-        } else if (r->push) {
-            r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), op.slot), r->slots.end());
-            r->dev->give(op.slot);
-        } else {
-            m.kind = AmKind::ack;
-            m.frag_index = op.frag;
-            m.slot = op.slot;
-            if (ucxdt_status_t st = send_am(r->peer, m, false)) return recv_finish(r, st);
-        }
-        if (++r->frags_done == r->nfrags) recv_finish(r, UCXDT_OK);
-        break;
-    case GpuOp::recv_all:
-        recv_finish(r, UCXDT_OK);
-        break;
-    }
 }
 
 }  // namespace ucxdt::rndv

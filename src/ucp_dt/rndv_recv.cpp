@@ -137,6 +137,7 @@ bool Worker::recv_advance(Request *r) {
             return recv_finish(r, st), true;
         if (r->slots.empty()) return false;  // staging exhausted: wait
         r->free_slots = r->slots;
+        stage_on_gpu(r);
     }
     while (r->next_get < r->nfrags && r->gets_in_flight < cfg.depth) {
         const int64_t k = r->next_get;
@@ -165,11 +166,7 @@ void Worker::recv_on_get(Request *r, const Event &e) {
     --r->gets_in_flight;
     if (r->status != UCXDT_INPROGRESS) return;  // ended by the worker's destruction
     if (e.status != UCS_OK && !r->status_pending) r->status_pending = ucx_error("ucp_get_nbx", e.status);
-    if (!r->status_pending && e.slot >= 0)
-        if (ucxdt_status_t st = ucxdt_unpack_range(r->pool->slot(e.slot), e.frag * r->hdr.frag,
-                                                   r->frag_bytes(e.frag), r->buffer, r->count, r->type))
-            r->status_pending = st;
-    if (e.slot >= 0) r->free_slots.push_back(e.slot);
+    // The fragment is ours now: the sender may refill its slot while we unpack.
     if (!r->status_pending && !r->hdr.contig) {
         AmHeader ack{};
         ack.kind = AmKind::ack;
@@ -179,12 +176,23 @@ void Worker::recv_on_get(Request *r, const Event &e) {
         ack.slot = r->remote_slots[e.frag];
         if (ucxdt_status_t st = send_am(r->peer, ack, false)) r->status_pending = st;
     }
-    ++r->frags_done;
+    if (!r->status_pending && e.slot >= 0) {
+        // Unpacked from our slot (gpu_done then frees it, counts the fragment and goes on).
+        GpuOp op{GpuOp::recv_frag};
+        op.frag = e.frag;
+        op.slot = e.slot;
+        const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
+            return move_bytes(r, s, r->pool->slot(e.slot), e.frag * r->hdr.frag, r->frag_bytes(e.frag), false, false);
+        });
+        if (!st) return;
+        r->status_pending = st;
+    }
+    if (e.slot >= 0) r->free_slots.push_back(e.slot);
     if (r->status_pending) {
         if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
         return;
     }
-    if (r->frags_done == r->nfrags) return recv_finish(r, UCXDT_OK);
+    if (++r->frags_done == r->nfrags) return recv_finish(r, UCXDT_OK);
     recv_advance(r);
 }
 

@@ -45,9 +45,9 @@ ucxdt_status_t send_tagged(Request *r) {
 
 namespace {
 
-ucxdt_status_t pack_frag(Request *r, int64_t k, int slot) {
-    return ucxdt_pack_range(r->buffer, r->count, r->type, k * r->hdr.frag, r->pool->slot(slot),
-                            r->frag_bytes(k));
+// Packs fragment k into host staging slot `slot`: on stream *s, or synchronously without one.
+ucxdt_status_t pack_frag(Request *r, const cudaStream_t *s, int64_t k, int slot) {
+    return move_bytes(r, s, r->pool->slot(slot), k * r->hdr.frag, r->frag_bytes(k), true, false);
 }
 
 }  // namespace
@@ -82,11 +82,7 @@ void Worker::send_start(Request *r) {
             waiting.push_back(r);  // every slot is in use: try again after progress
             return;
         }
-        for (size_t i = 0; i < r->slots.size(); ++i) {
-            if (ucxdt_status_t st = pack_frag(r, static_cast<int64_t>(i), r->slots[i]))
-                return complete(r, st);
-            initial.push_back(r->slots[i]);
-        }
+        initial.assign(r->slots.begin(), r->slots.end());
         r->next_pack = static_cast<int64_t>(r->slots.size());
         rkey = r->pool->rkey();
         h.contig = 0;
@@ -98,7 +94,26 @@ void Worker::send_start(Request *r) {
     std::memcpy(m, &h, sizeof h);
     if (!initial.empty()) std::memcpy(m + sizeof h, initial.data(), initial.size() * sizeof(int32_t));
     std::memcpy(m + sizeof h + initial.size() * sizeof(int32_t), rkey.data(), rkey.size());
-    if (ucxdt_status_t st = send_tagged(r)) complete(r, st);
+    if (initial.empty()) {
+        if (ucxdt_status_t st = send_tagged(r)) complete(r, st);
+        return;
+    }
+    // The RTS goes once the fragments it names are packed (gpu_done): on the GPU's stream, the
+    // CPU goes on progressing other requests meanwhile.
+    stage_on_gpu(r);
+    const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_rts}, [&](const cudaStream_t *s) {
+        for (size_t i = 0; i < initial.size(); ++i)
+            if (ucxdt_status_t ps = pack_frag(r, s, static_cast<int64_t>(i), initial[i])) return ps;
+        return UCXDT_OK;
+    });
+    if (st) send_fail(r, st);
+}
+
+bool Worker::stage_on_gpu(Request *r) {
+    if (r->dev) return true;
+    if (r->gpu < 0 || !r->pool || !r->pool->page_locked()) return false;
+    if (gpu(r->gpu, &r->dev)) return clear_error(), false;
+    return true;
 }
 
 void Worker::send_on_am(const AmHeader &h) {
@@ -107,11 +122,11 @@ void Worker::send_on_am(const AmHeader &h) {
         return;  // a late reply to a request that already ended
     Request *r = it->second;
     if (h.kind == AmKind::ats) {
-        // Over IPC our packs may still read the user's buffer and (push) write the receiver's
-        // slots: send_ipc_fail waits for them, then FIN lets the receiver reuse its slots.
-        if (h.status != UCXDT_OK && r->ipc) {
+        // Our GPU work may still read the user's buffer and write our staging or (push) the
+        // receiver's slots: send_fail waits for it, then FIN lets the receiver reuse its slots.
+        if (h.status != UCXDT_OK && (r->ipc || r->dev)) {
             r->rreq_id = h.rreq_id;
-            return send_ipc_fail(r, static_cast<ucxdt_status_t>(h.status));
+            return send_fail(r, static_cast<ucxdt_status_t>(h.status));
         }
         return complete(r, static_cast<ucxdt_status_t>(h.status));
     }
@@ -129,14 +144,12 @@ void Worker::send_on_am(const AmHeader &h) {
     }
     const int64_t k = r->next_pack++;
     if (r->ipc) return send_ipc_frag(r, k, h.slot);
-    if (ucxdt_status_t st = pack_frag(r, k, h.slot)) return complete(r, st);
-    AmHeader ready{};
-    ready.kind = AmKind::ready;
-    ready.sreq_id = r->id;
-    ready.rreq_id = r->rreq_id;
-    ready.frag_index = k;
-    ready.slot = h.slot;
-    if (ucxdt_status_t st = send_am(r->ep->ucp_ep, ready, false)) complete(r, st);
+    // Packed into the slot the receiver freed; READY follows from gpu_done.
+    GpuOp op{GpuOp::send_frag};
+    op.frag = k;
+    op.slot = h.slot;
+    if (ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) { return pack_frag(r, s, k, h.slot); }))
+        send_fail(r, st);
 }
 
 }  // namespace ucxdt::rndv

@@ -63,7 +63,8 @@ enum class AmKind : uint8_t {
                       // the receiver's device staging `ref` (push: this RTR grants `slot` at
                       // `offset`, later grants come as ACKs), or into the sender's own device
                       // staging slots announced with READY
-    fin = 7           // IPC path, to the receiver: the sender's part ended with `status`
+    fin = 7           // to the receiver: the sender's part ended with `status` (host staging:
+                      // only a failure)
 };
 
 struct AmHeader {

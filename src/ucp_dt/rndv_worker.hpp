@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -62,7 +63,9 @@ struct Request {
     int gpu = -1;         // the GPU of the layout, -1 for host memory
     int64_t packed = 0;   // send: bytes sent; receive: capacity, then bytes received
     StagingPool *pool = nullptr;  // the worker's pool of this request's role, once slots are held
-    cuda::DeviceStaging *dev = nullptr;  // IPC path: the stream (and, sending, the slots) of `gpu`
+    cuda::DeviceStaging *dev = nullptr;  // the stream of `gpu` for GPU work of the rendezvous
+                                         // (IPC path, or host staging of a GPU layout) and, for
+                                         // an IPC send, its device slots
     std::vector<int> slots;       // staging slots held (send: filled or being refilled), in
                                   // the device staging when the request is on the IPC path
     int64_t nfrags = 0;           // fragments of the rendezvous (both sides)
@@ -121,10 +124,10 @@ struct Request {
     int64_t frag_bytes(int64_t k) const { return std::min(hdr.frag, hdr.packed - k * hdr.frag); }
 };
 
-/// GPU work of the IPC path, polled in ucxdt_worker_progress (an event of the request's stream;
-/// none when the work ran synchronously).
+/// GPU work of a rendezvous (the IPC path, or host staging of a GPU layout), polled in
+/// ucxdt_worker_progress (an event of the request's stream; none when the work ran synchronously).
 struct GpuOp {
-    enum Kind { recv_all, recv_frag, send_frag, send_all } kind;
+    enum Kind { recv_all, recv_frag, send_rts, send_frag, send_all } kind;
     Request *req = nullptr;
     cuda::DeviceStaging *dev = nullptr;  // whose stream and event
     cudaEvent_t event = nullptr;
@@ -232,7 +235,6 @@ struct Worker {
 
     // The CUDA IPC path (rndv_ipc.cpp).
     bool ipc_peer(const PeerInfo &p) const { return cfg.ipc && p.ipc && p.node == node; }
-    ucxdt_status_t gpu(int device, cuda::DeviceStaging **out);
     bool send_start_ipc(Request *r);         // false: the host path serves it
     void send_on_rtr(const Event &e);
     void send_ipc_stage(Request *r);         // takes device slots, packs the first fragments
@@ -247,17 +249,28 @@ struct Worker {
     /// reference and the shape (false, with no error left, when not).
     bool strided_offer(Request *r, AmHeader *rtr, StridedShape *shape);
     ucxdt_status_t recv_grant(Request *r, int slot, AmKind kind);  // the slot takes fragment next_get
-    void send_ipc_fail(Request *r, ucxdt_status_t st);  // FIN with the error, then complete
     AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields
-    /// Runs `work` on r's GPU stream (or synchronously for host memory) and queues `op`.
-    template <class Work> ucxdt_status_t launch(Request *r, GpuOp op, Work work);
     ucxdt_status_t map_peer(Request *r, const cuda::IpcRef &ref, uint64_t peer_uuid, const PeerInfo &p);
+    static int64_t ipc_frag(const Config &c, int64_t packed);  // the fragment size model
+
+    // GPU work of the rendezvous (rndv_gpu_ops.cpp).
+    /// The stream (and IPC staging) of GPU `device`, made on first use.
+    ucxdt_status_t gpu(int device, cuda::DeviceStaging **out);
+    /// Runs `work` on r's GPU stream (or synchronously when r has none) and queues `op`, whose
+    /// completion gpu_done handles.
+    using GpuWork = std::function<ucxdt_status_t(const cudaStream_t *)>;
+    ucxdt_status_t launch(Request *r, GpuOp op, const GpuWork &work);
     unsigned poll_gpu();
     void gpu_done(const GpuOp &op);
-    static int64_t ipc_frag(const Config &c, int64_t packed);  // the fragment size model
+    /// Ends a send that failed once it may have GPU work or a receiver: waits for the GPU work,
+    /// sends FIN with the error to a receiver that knows it, then completes.
+    void send_fail(Request *r, ucxdt_status_t st);
 
     // Protocol steps (rndv_send.cpp, rndv_recv.cpp).
     void send_start(Request *r);             // rendezvous: slots, first fragments, RTS
+    /// Host staging of r's GPU layout runs on its GPU's stream (r->dev): the slots are page-locked,
+    /// so the GPU reaches them with zero copy. False (synchronous staging) when they are not.
+    bool stage_on_gpu(Request *r);
     void send_on_am(const AmHeader &h);      // ACK and ATS for a send
     bool recv_matched(Request *r, const Event &e);
     bool recv_advance(Request *r);           // GETs; false: still waiting for a resource
@@ -265,5 +278,11 @@ struct Worker {
     void recv_on_ready(const AmHeader &h);
     void recv_finish(Request *r, ucxdt_status_t st);
 };
+
+/// Moves packed bytes [offset, offset + length) of r's layout to or from `packed`: on stream *s
+/// when given (r's layout is on GPU r->gpu), else synchronously through transfer(). `peer`: the
+/// packed bytes are another GPU's memory.
+ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64_t offset, int64_t length,
+                          bool pack, bool peer);
 
 }  // namespace ucxdt::rndv

@@ -30,6 +30,9 @@ public:
     /// Takes up to `want` free slots (none when all are taken).
     std::vector<int> take(int want) { return free_.take(want); }
     void give(int slot) { free_.give(slot); }
+    int free_slots() const { return free_.free_count(); }
+    /// Page-locked (cudaHostRegister): GPU kernels and copies reach the slots with zero copy.
+    bool page_locked() const { return registered_; }
     /// The pages are bound to the NUMA nodes of a GPU (cuda::bind_near_gpu).
     bool numa_bound() const { return numa_bound_; }
 
