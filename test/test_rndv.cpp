@@ -242,6 +242,27 @@ std::string check_numa_placement(const ucxdt::rndv::StagingPool &pool, int64_t b
     return bad;
 }
 
+// A staged sender's fragments travel as active messages by default (UCP picks eager or its
+// rendezvous for each) and as GETs of the sender's slots with UCXDT_HOST_FRAGS=get. Fragments of
+// 4 KiB go eagerly, and may arrive before the receiver has a free slot: it holds UCP's data
+// until one is free. Receives posted before and after the send, into both layouts.
+TEST(RndvHostFrags, ActiveMessagesOrGets) {
+    for (const char *mode : {"am", "get"})
+        for (int64_t frag : {4096, 262144}) {
+            ScopedEnv env{{"UCXDT_HOST_FRAGS", mode}};
+            Pair p{Config{256, frag, 4, 6}};
+            ASSERT_EQ(p.error, "");
+            for (int i = 0; i < 200; ++i) p.progress();
+            for (int k = 0; k < 3; ++k)
+                EXPECT_EQ(run_case(p, doubles(40000, false), doubles(40000, k == 1), 1, 77 + k, k == 2), "")
+                    << mode << ", fragments of " << frag << " bytes, case " << k;
+            const auto &got = internals(p.w[1]).host_frags;
+            const uint64_t frags = 3 * (320000 + frag - 1) / frag;
+            EXPECT_EQ(mode[0] == 'a' ? got.am : got.get, frags) << mode << ", fragments of " << frag;
+            EXPECT_EQ(mode[0] == 'a' ? got.get : got.am, 0u) << mode << ", fragments of " << frag;
+        }
+}
+
 // GPU layouts between the workers of one process, with the peers' HELLOs exchanged first.
 // CUDA IPC on (64 KiB fragments, so that transfers cycle the device slots) or off (host staging).
 void gpu_path_cases(bool ipc) {

@@ -38,6 +38,17 @@ ucs_status_t am_handler(void *arg, const void *header, size_t header_length, voi
         std::memcpy(&e.shape, data, sizeof e.shape);
         e.has_shape = true;
     }
+    if (e.am.kind == AmKind::frag) {
+        // A fragment of host staging: its data (persistent, UCP_AM_FLAG_PERSISTENT_DATA) or
+        // rendezvous descriptor is held until progress receives it into a slot or drops it.
+        if (!data || !(param->recv_attr & (UCP_AM_RECV_ATTR_FLAG_DATA | UCP_AM_RECV_ATTR_FLAG_RNDV))) return UCS_OK;
+        e.kind = Event::frag_arrived;
+        e.data = data;
+        e.length = length;
+        e.rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+        w->events.push_back(e);
+        return UCS_INPROGRESS;
+    }
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) e.reply_ep = param->reply_ep;
     if (e.am.kind == AmKind::hello && !e.reply_ep) return UCS_OK;
     w->events.push_back(e);
@@ -113,6 +124,9 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         c.ipc = env_flag("UCXDT_CUDA_IPC", c.ipc) && cuda::gpu_present();
         c.ipc_frag_max = env_integer("UCXDT_IPC_FRAG_SIZE", c.ipc_frag_max, 4096, int64_t(1) << 30);
         c.ipc_strided = env_flag("UCXDT_IPC_STRIDED_COPY", c.ipc_strided);
+        // am|get, like UCX's enumerated settings; anything else keeps the default.
+        if (const char *v = std::getenv("UCXDT_HOST_FRAGS"); v && (!std::strcmp(v, "am") || !std::strcmp(v, "get")))
+            c.host_am = v[0] == 'a';
         const uint64_t m = params->field_mask;
         if (m & UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD) c.eager = params->eager_threshold;
         if (m & UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE) c.frag = params->frag_size;
@@ -136,8 +150,9 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
                   static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
         ucp_am_handler_param_t hp{};
         hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                        UCP_AM_HANDLER_PARAM_FIELD_ARG;
+                        UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
         hp.id = UCXDT_UCP_AM_ID;
+        hp.flags = UCP_AM_FLAG_PERSISTENT_DATA;  // eager fragments are held until a slot is free
         hp.cb = am_handler;
         hp.arg = static_cast<Worker *>(w.get());
         const ucs_status_t us = ucp_worker_set_am_recv_handler(params->ucp_worker, &hp);
@@ -196,9 +211,10 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
                  "# ucxdt worker configuration\n"
                  "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\nUCXDT_PIPELINE_DEPTH=%d\n"
                  "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
-                 "UCXDT_IPC_STRIDED_COPY=%s\n",
+                 "UCXDT_IPC_STRIDED_COPY=%s\nUCXDT_HOST_FRAGS=%s\n",
                  static_cast<long long>(c.eager), static_cast<long long>(c.frag), c.depth, c.slots,
-                 c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), c.ipc_strided ? "y" : "n");
+                 c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), c.ipc_strided ? "y" : "n",
+                 c.host_am ? "am" : "get");
 }
 
 ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params, ucxdt_ep_h *ep) {

@@ -115,7 +115,12 @@ void Worker::gpu_done(const GpuOp &op) {
     case GpuOp::send_rts:  // host staging: the first fragments are packed, the RTS names them
         if (ucxdt_status_t st = send_tagged(r)) send_fail(r, st);
         break;
-    case GpuOp::send_frag:  // fragment packed into its slot: announce it
+    case GpuOp::send_frag:  // fragment packed into its slot: announce it, or send it
+        if (!r->ipc && r->hdr.am_frags) {
+            if (r->rtr) send_host_frag(r, op.frag, op.slot);
+            else r->packed_frags.emplace_back(op.frag, op.slot);
+            break;
+        }
         m.kind = AmKind::ready;
         m.frag_index = op.frag;
         m.slot = op.slot;

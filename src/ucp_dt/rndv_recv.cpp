@@ -125,19 +125,20 @@ bool Worker::recv_advance(Request *r) {
         return true;
     }
     if (r->hdr.ipc) return recv_start_ipc(r);
-    if (!r->rkey) {
-        const ucs_status_t us = ucp_ep_rkey_unpack(r->peer, r->rkey_buf.data(), &r->rkey);
-        if (us != UCS_OK) {
-            recv_finish(r, fail(UCXDT_ERR_UCX, std::string("ucp_ep_rkey_unpack: ") + ucs_status_string(us)));
-            return true;
-        }
-    }
     if (!r->contig && r->slots.empty() && r->frags_done < r->nfrags) {
         if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))
             return recv_finish(r, st), true;
         if (r->slots.empty()) return false;  // staging exhausted: wait
         r->free_slots = r->slots;
         stage_on_gpu(r);
+    }
+    if (r->hdr.am_frags) return recv_advance_am(r);
+    if (!r->rkey) {
+        const ucs_status_t us = ucp_ep_rkey_unpack(r->peer, r->rkey_buf.data(), &r->rkey);
+        if (us != UCS_OK) {
+            recv_finish(r, fail(UCXDT_ERR_UCX, std::string("ucp_ep_rkey_unpack: ") + ucs_status_string(us)));
+            return true;
+        }
     }
     while (r->next_get < r->nfrags && r->gets_in_flight < cfg.depth) {
         const int64_t k = r->next_get;
@@ -155,7 +156,7 @@ bool Worker::recv_advance(Request *r) {
         p.user_data = g;
         ucs_status_ptr_t s = ucp_get_nbx(r->peer, local, static_cast<size_t>(r->frag_bytes(k)),
                                          remote, r->rkey, &p);
-        ++r->next_get, ++r->gets_in_flight, ++r->ucp_ops;
+        ++r->next_get, ++r->gets_in_flight, ++r->ucp_ops, ++host_frags.get;
         if (s == nullptr) got(nullptr, UCS_OK, g);
         else if (UCS_PTR_IS_ERR(s)) got(nullptr, UCS_PTR_STATUS(s), g);
     }
@@ -166,8 +167,9 @@ void Worker::recv_on_get(Request *r, const Event &e) {
     --r->gets_in_flight;
     if (r->status != UCXDT_INPROGRESS) return;  // ended by the worker's destruction
     if (e.status != UCS_OK && !r->status_pending) r->status_pending = ucx_error("ucp_get_nbx", e.status);
-    // The fragment is ours now: the sender may refill its slot while we unpack.
-    if (!r->status_pending && !r->hdr.contig) {
+    // The fragment is ours now: the sender may refill its slot while we unpack (fragments sent as
+    // active messages free the sender's slot through UCP).
+    if (!r->status_pending && !r->hdr.contig && !r->hdr.am_frags) {
         AmHeader ack{};
         ack.kind = AmKind::ack;
         ack.sreq_id = r->hdr.sreq_id;
@@ -193,6 +195,64 @@ void Worker::recv_on_get(Request *r, const Event &e) {
         return;
     }
     if (++r->frags_done == r->nfrags) return recv_finish(r, UCXDT_OK);
+    recv_advance(r);
+}
+
+// ---- Fragments as active messages ---------------------------------------------------------
+
+namespace {
+
+void got_am(void *request, ucs_status_t status, size_t, void *user_data) { got(request, status, user_data); }
+
+}  // namespace
+
+bool Worker::recv_advance_am(Request *r) {
+    if (!r->rtr_sent) {
+        AmHeader rtr{};
+        rtr.kind = AmKind::rtr;
+        rtr.sreq_id = r->hdr.sreq_id;
+        rtr.rreq_id = r->id;
+        if (ucxdt_status_t st = send_am(r->peer, rtr, false)) return recv_finish(r, st), true;
+        r->rtr_sent = true;
+    }
+    while (!r->arrived.empty() && (r->contig || !r->free_slots.empty())) {
+        const Request::Arrived f = r->arrived.front();
+        r->arrived.pop_front();
+        if (f.frag < 0 || f.frag >= r->nfrags || static_cast<int64_t>(f.length) != r->frag_bytes(f.frag)) {
+            drop_frag(f.data);
+            r->status_pending = fail(UCXDT_ERR_UCX, "a fragment of the wrong index or size arrived");
+            if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
+            return true;
+        }
+        const int slot = r->contig ? -1 : r->free_slots.back();
+        if (!r->contig) r->free_slots.pop_back();
+        char *dst = r->contig ? at(r->buffer, r->plan->base + f.frag * r->hdr.frag) : r->pool->slot(slot);
+        auto *g = new GetCtx{r, f.frag, slot};
+        ++r->gets_in_flight, ++r->ucp_ops, ++host_frags.am;
+        if (!f.rndv) {  // eager: UCP's copy of the data, held since the handler
+            std::memcpy(dst, f.data, f.length);
+            drop_frag(f.data);
+            got(nullptr, UCS_OK, g);
+            continue;
+        }
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+        p.cb.recv_am = got_am;
+        p.user_data = g;
+        p.memory_type = UCS_MEMORY_TYPE_HOST;
+        const ucs_status_ptr_t s = ucp_am_recv_data_nbx(ucp_worker, f.data, dst, f.length, &p);
+        if (s == nullptr) got(nullptr, UCS_OK, g);
+        else if (UCS_PTR_IS_ERR(s)) got(nullptr, UCS_PTR_STATUS(s), g);
+    }
+    return true;
+}
+
+void Worker::recv_on_frag(const Event &e) {
+    const auto it = requests.find(e.am.rreq_id);
+    Request *r = it == requests.end() ? nullptr : it->second;
+    if (!r || r->is_send || r->status != UCXDT_INPROGRESS || !r->hdr.am_frags || r->status_pending)
+        return drop_frag(e.data);  // for a receive that ended or is ending
+    r->arrived.push_back(Request::Arrived{e.am.frag_index, e.data, e.length, e.rndv});
     recv_advance(r);
 }
 

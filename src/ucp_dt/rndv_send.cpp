@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace ucxdt::rndv {
 
@@ -82,10 +83,23 @@ void Worker::send_start(Request *r) {
             waiting.push_back(r);  // every slot is in use: try again after progress
             return;
         }
-        initial.assign(r->slots.begin(), r->slots.end());
         r->next_pack = static_cast<int64_t>(r->slots.size());
-        rkey = r->pool->rkey();
         h.contig = 0;
+        if (cfg.host_am) {
+            // The RTS goes now; each fragment goes when it is packed and the RTR has come.
+            h.am_frags = 1;
+            h.initial = 0;
+            h.rkey_len = 0;
+            std::memcpy(wire_alloc(r, sizeof h), &h, sizeof h);
+            if (ucxdt_status_t st = send_tagged(r)) return complete(r, st);
+            stage_on_gpu(r);
+            const std::vector<int> first = r->slots;
+            for (size_t i = 0; i < first.size() && r->status == UCXDT_INPROGRESS; ++i)
+                pack_next(r, static_cast<int64_t>(i), first[i]);
+            return;
+        }
+        initial.assign(r->slots.begin(), r->slots.end());
+        rkey = r->pool->rkey();
         h.remote_addr = reinterpret_cast<uint64_t>(r->pool->base());
     }
     h.initial = static_cast<int32_t>(initial.size());
@@ -144,12 +158,75 @@ void Worker::send_on_am(const AmHeader &h) {
     }
     const int64_t k = r->next_pack++;
     if (r->ipc) return send_ipc_frag(r, k, h.slot);
-    // Packed into the slot the receiver freed; READY follows from gpu_done.
+    pack_next(r, k, h.slot);  // into the slot the receiver freed; READY follows from gpu_done
+}
+
+void Worker::pack_next(Request *r, int64_t k, int slot) {
     GpuOp op{GpuOp::send_frag};
     op.frag = k;
-    op.slot = h.slot;
-    if (ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) { return pack_frag(r, s, k, h.slot); }))
+    op.slot = slot;
+    if (ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) { return pack_frag(r, s, k, slot); }))
         send_fail(r, st);
+}
+
+// ---- Fragments as active messages ---------------------------------------------------------
+
+namespace {
+
+struct FragSend {
+    AmHeader h;  // lives until the send completes (UCX 1.13 has no COPY_HEADER flag)
+    Request *r;
+};
+
+void frag_sent(void *request, ucs_status_t status, void *user_data) {
+    auto *m = static_cast<FragSend *>(user_data);
+    Event e;
+    e.kind = Event::frag_sent;
+    e.req = m->r;
+    e.status = status;
+    e.frag = m->h.frag_index;
+    e.slot = m->h.slot;
+    m->r->worker->events.push_back(e);
+    delete m;
+    if (request) ucp_request_free(request);
+}
+
+}  // namespace
+
+void Worker::send_host_frag(Request *r, int64_t k, int slot) {
+    auto *m = new FragSend{AmHeader{}, r};
+    m->h.kind = AmKind::frag;
+    m->h.sreq_id = r->id;
+    m->h.rreq_id = r->rreq_id;
+    m->h.frag_index = k;
+    m->h.slot = slot;
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+    p.cb.send = frag_sent;
+    p.user_data = m;
+    p.memory_type = UCS_MEMORY_TYPE_HOST;
+    ++r->ucp_ops;
+    // UCP picks the protocol (eager, or its rendezvous over whatever RMA the transport has): a
+    // GET of our slot would be emulated where the transport has no GET (UCX 1.13's tcp).
+    const ucs_status_ptr_t s = ucp_am_send_nbx(r->ep->ucp_ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h,
+                                               r->pool->slot(slot), static_cast<size_t>(r->frag_bytes(k)), &p);
+    if (s == nullptr) frag_sent(nullptr, UCS_OK, m);
+    else if (UCS_PTR_IS_ERR(s)) frag_sent(nullptr, UCS_PTR_STATUS(s), m);
+}
+
+void Worker::send_on_frag_sent(const Event &e) {
+    Request *r = e.req;
+    if (r->status != UCXDT_INPROGRESS) return;
+    if (e.status != UCS_OK) return send_fail(r, ucx_error("ucp_am_send_nbx", e.status));
+    if (r->next_pack < r->nfrags) return pack_next(r, r->next_pack++, e.slot);
+    r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), e.slot), r->slots.end());
+    r->give_slot(e.slot);
+}
+
+void Worker::send_on_host_rtr(Request *r, uint64_t rreq_id) {
+    r->rreq_id = rreq_id;
+    r->rtr = true;
+    for (const auto &[k, slot] : std::exchange(r->packed_frags, {})) send_host_frag(r, k, slot);
 }
 
 }  // namespace ucxdt::rndv

@@ -2,7 +2,8 @@
 // transfer is tagged with the user's tag: a TagHeader followed by the packed data (EAGER) or by
 // the initial slot list and the packed rkey (RTS), or by the IPC reference of the sender's data
 // or device staging (RTS of the CUDA IPC path). Everything else is a UCP active message whose
-// header is an AmHeader and which carries no data.
+// header is an AmHeader and which carries no data, but for an RTR's StridedShape and the
+// fragments of host staging (AmKind::frag).
 #pragma once
 
 #include "uct_cuda/ipc.hpp"
@@ -21,7 +22,8 @@ struct TagHeader {
     TagKind kind;
     uint8_t contig;         // RTS: the sender's layout is contiguous; remote_addr is its data
     uint8_t ipc;            // RTS: CUDA IPC path; a cuda::IpcRef follows instead of slots and rkey
-    uint8_t pad;
+    uint8_t am_frags;       // RTS, host staging: the fragments come as active messages (AmKind::frag)
+                            // once the receiver's RTR names its request; no slots or rkey follow
     uint64_t sender_uuid;   // the sending worker, known to the receiver through HELLO
     uint64_t sreq_id;       // the send request, named in the receiver's replies
     int64_t packed;         // packed bytes of the message
@@ -59,12 +61,15 @@ enum class AmKind : uint8_t {
                       // fragment
     ats = 4,          // to the sender: the transfer ended with `status`
     hello_reply = 5,  // the answer to a hello, with the same fields, for ucxdt endpoint `ep_id`
-    rtr = 6,          // IPC path, to a non-contiguous sender: pack into `ref` (direct), into
+    rtr = 6,          // host staging with am_frags: send the fragments to receive `rreq_id`;
+                      // IPC path, to a non-contiguous sender: pack into `ref` (direct), into
                       // the receiver's device staging `ref` (push: this RTR grants `slot` at
                       // `offset`, later grants come as ACKs), or into the sender's own device
                       // staging slots announced with READY
-    fin = 7           // to the receiver: the sender's part ended with `status` (host staging:
+    fin = 7,          // to the receiver: the sender's part ended with `status` (host staging:
                       // only a failure)
+    frag = 8          // host staging with am_frags, to the receiver: the message's data is
+                      // fragment `frag_index` (UCP picks eager or rendezvous for it)
 };
 
 struct AmHeader {

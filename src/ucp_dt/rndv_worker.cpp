@@ -93,6 +93,8 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     r->slots.clear();
     if (r->peer_mem) imports->unmap(r->peer_uuid, r->peer_ref, r->map_device), r->peer_mem = nullptr;
     r->free_slots.clear();
+    for (const Request::Arrived &f : r->arrived) drop_frag(f.data);
+    r->arrived.clear();
     if (r->type) ucxdt_type_free(&r->type);
     // The tagged message stays while UCP may still use it (wire_free).
     waiting.erase(std::remove(waiting.begin(), waiting.end(), r), waiting.end());
@@ -234,6 +236,12 @@ unsigned Worker::progress() {
             break;
         case Event::get_done:
             recv_on_get(e.req, e);
+            break;
+        case Event::frag_arrived:
+            recv_on_frag(e);
+            break;
+        case Event::frag_sent:
+            send_on_frag_sent(e);
             break;
         case Event::peer_failed:
             peer_failed(e.reply_ep);

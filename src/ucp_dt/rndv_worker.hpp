@@ -29,6 +29,8 @@ struct Config {
     bool ipc = true;                 // UCXDT_CUDA_IPC
     int64_t ipc_frag_max = 32 << 20;  // UCXDT_IPC_FRAG_SIZE: largest fragment (device staging slot)
     bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
+    bool host_am = true;              // UCXDT_HOST_FRAGS=am: a staged sender sends its fragments
+                                      // as active messages (get: the receiver GETs them)
 };
 
 /// Bytes a posted receive reserves for the tagged message: an eager message, or the largest RTS
@@ -83,7 +85,9 @@ struct Request {
     ucp_tag_t tag = 0;
     ucp_mem_h memh = nullptr;              // contiguous rendezvous: the user's buffer
     int64_t next_pack = 0;                 // next fragment to pack
-    uint64_t rreq_id = 0;                  // the receiver's request, from its first ACK
+    uint64_t rreq_id = 0;                  // the receiver's request, from its first ACK (or RTR)
+    bool rtr = false;                      // am_frags: the RTR came, fragments may go
+    std::vector<std::pair<int64_t, int>> packed_frags;  // am_frags: (fragment, slot) packed before it
 
     // CUDA IPC path (both sides).
     bool ipc = false;
@@ -114,6 +118,16 @@ struct Request {
     std::vector<int> free_slots;           // held slots not under a GET
     int64_t next_get = 0, gets_in_flight = 0, frags_done = 0;  // next_get, push: fragments granted
     bool matched = false;
+    bool rtr_sent = false;                 // am_frags: the sender may send the fragments
+    // am_frags: fragments that arrived before a slot was free for them, with UCP's data or
+    // rendezvous descriptor (held until ucp_am_recv_data_nbx or ucp_am_data_release)
+    struct Arrived {
+        int64_t frag;
+        void *data;
+        size_t length;
+        bool rndv;
+    };
+    std::deque<Arrived> arrived;
     ucxdt_status_t status_pending = UCXDT_OK;  // the end is decided; waiting for GETs in flight
 
     /// Returns one of r's slots to where it came from: the device staging of a send on the IPC
@@ -137,13 +151,15 @@ struct GpuOp {
 
 /// Events from UCP callbacks, handled in ucxdt_worker_progress.
 struct Event {
-    enum Kind { tag_recv_done, tag_send_done, get_done, am_message, peer_failed } kind;
+    enum Kind { tag_recv_done, tag_send_done, get_done, am_message, peer_failed, frag_arrived, frag_sent } kind;
     Request *req = nullptr;
     ucs_status_t status = UCS_OK;
     size_t length = 0;          // tag_recv_done: bytes received
     ucp_tag_t sender_tag = 0;
-    int64_t frag = -1;          // get_done
-    int slot = -1;              // get_done: local slot, -1 into the user buffer
+    int64_t frag = -1;          // get_done, frag_sent
+    int slot = -1;              // get_done: local slot, -1 into the user buffer; frag_sent: its slot
+    void *data = nullptr;       // frag_arrived: UCP's data (length bytes) or rendezvous descriptor
+    bool rndv = false;          // frag_arrived: `data` is a descriptor for ucp_am_recv_data_nbx
     AmHeader am{};
     bool has_shape = false;       // am_message: the data was a StridedShape
     StridedShape shape{};
@@ -193,6 +209,10 @@ struct Worker {
     std::unique_ptr<cuda::IpcImports> imports = std::make_unique<cuda::IpcImports>();
     std::unordered_map<int, std::unique_ptr<cuda::DeviceStaging>> gpus;
     std::deque<GpuOp> gpu_ops;
+    // Host-staged fragments received, by how they came (for tests and debugging).
+    struct {
+        uint64_t am = 0, get = 0;
+    } host_frags;
     // Push: device slots of receives that failed while their sender could still be writing them,
     // by receive id; the sender's FIN (sent once its GPU work ended) gives them back, or the
     // sender's failure (its context, and so its writes, end with its process).
@@ -277,6 +297,16 @@ struct Worker {
     void recv_on_get(Request *r, const Event &e);
     void recv_on_ready(const AmHeader &h);
     void recv_finish(Request *r, ucxdt_status_t st);
+
+    // Host staging with fragments as active messages (rndv_send.cpp, rndv_recv.cpp).
+    void pack_next(Request *r, int64_t k, int slot);       // host staging: fragment k into slot, then on
+    void send_host_frag(Request *r, int64_t k, int slot);  // fragment k from our slot, to the receiver
+    void send_on_host_rtr(Request *r, uint64_t rreq_id);   // the packed fragments go
+    void send_on_frag_sent(const Event &e);                // UCP is done with it: refill the slot
+    void recv_on_frag(const Event &e);                     // a fragment arrived
+    bool recv_advance_am(Request *r);                      // RTR, then take arrived fragments
+    /// Gives UCP back the data or descriptor of a fragment that will not be received.
+    void drop_frag(void *data) { ucp_am_data_release(ucp_worker, data); }
 };
 
 /// Moves packed bytes [offset, offset + length) of r's layout to or from `packed`: on stream *s
