@@ -117,7 +117,7 @@ void Worker::gpu_done(const GpuOp &op) {
         break;
     case GpuOp::send_frag:  // fragment packed into its slot: announce it, or send it
         if (!r->ipc && r->hdr.am_frags) {
-            if (r->rtr) send_host_frag(r, op.frag, op.slot);
+            if (r->rreq_id) send_host_frag(r, op.frag, op.slot);  // the RTR came
             else r->packed_frags.emplace_back(op.frag, op.slot);
             break;
         }
@@ -136,13 +136,7 @@ void Worker::gpu_done(const GpuOp &op) {
     case GpuOp::recv_frag:  // unpacked from the slot: grant it again, or free it
         if (!r->ipc) {  // host staging: the sender had its ACK when the GET landed
             r->free_slots.push_back(op.slot);
-            if (r->status_pending) {
-                if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
-                return;
-            }
-            if (++r->frags_done == r->nfrags) return recv_finish(r, UCXDT_OK);
-            recv_advance(r);
-            return;
+            return recv_frag_done(r);
         }
         if (r->push && r->next_get < r->nfrags) {
             if (ucxdt_status_t st = recv_grant(r, op.slot, AmKind::ack)) return recv_finish(r, st);

@@ -173,27 +173,10 @@ void Worker::send_on_rtr(const Event &e) {
     if (st) send_fail(r, st);
 }
 
-void Worker::send_ipc_frag(Request *r, int64_t k, int slot) {
-    GpuOp op{GpuOp::send_frag};
-    op.frag = k;
-    op.slot = slot;
-    const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
-        return move_bytes(r, s, r->dev->slot(slot), k * r->hdr.frag, r->frag_bytes(k), true, false);
-    });
-    if (st) send_fail(r, st);
-}
-
 void Worker::send_ipc_push(Request *r, int slot, uint64_t offset) {
     if (r->status != UCXDT_INPROGRESS || r->next_pack >= r->nfrags) return;
     const int64_t k = r->next_pack++;
-    GpuOp op{GpuOp::send_frag};
-    op.frag = k;
-    op.slot = slot;
-    char *dst = r->peer_mem + offset;
-    const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
-        return move_bytes(r, s, dst, k * r->hdr.frag, r->frag_bytes(k), true, r->peer_gpu);
-    });
-    if (st) send_fail(r, st);
+    pack_next(r, k, slot, r->peer_mem + offset, r->peer_gpu);
 }
 
 void Worker::send_ipc_stage(Request *r) {
@@ -203,10 +186,7 @@ void Worker::send_ipc_stage(Request *r) {
         waiting.push_back(r);  // every device slot is in use: try again after progress
         return;
     }
-    r->next_pack = static_cast<int64_t>(r->slots.size());
-    const std::vector<int> first = r->slots;
-    for (size_t i = 0; i < first.size() && r->status == UCXDT_INPROGRESS; ++i)
-        send_ipc_frag(r, static_cast<int64_t>(i), first[i]);
+    pack_first(r);
 }
 
 // ---- Receiving ----------------------------------------------------------------------------

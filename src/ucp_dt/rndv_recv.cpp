@@ -144,9 +144,8 @@ bool Worker::recv_advance(Request *r) {
         const int64_t k = r->next_get;
         if (!r->hdr.contig && r->remote_slots[k] < 0) break;   // not packed by the sender yet
         if (!r->contig && r->free_slots.empty()) break;
-        const int slot = r->contig ? -1 : r->free_slots.back();
-        if (!r->contig) r->free_slots.pop_back();
-        char *local = r->contig ? at(r->buffer, r->plan->base + k * r->hdr.frag) : r->pool->slot(slot);
+        int slot = -1;
+        char *local = recv_landing(r, k, &slot);
         const uint64_t remote = r->hdr.contig ? r->hdr.remote_addr + k * r->hdr.frag
                                               : r->hdr.remote_addr + r->remote_slots[k] * r->hdr.frag;
         auto *g = new GetCtx{r, k, slot};
@@ -190,12 +189,26 @@ void Worker::recv_on_get(Request *r, const Event &e) {
         r->status_pending = st;
     }
     if (e.slot >= 0) r->free_slots.push_back(e.slot);
+    recv_frag_done(r);
+}
+
+void Worker::recv_frag_done(Request *r) {
     if (r->status_pending) {
         if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
         return;
     }
     if (++r->frags_done == r->nfrags) return recv_finish(r, UCXDT_OK);
     recv_advance(r);
+}
+
+char *Worker::recv_landing(Request *r, int64_t k, int *slot) {
+    if (r->contig) {
+        *slot = -1;
+        return at(r->buffer, r->plan->base + k * r->hdr.frag);
+    }
+    *slot = r->free_slots.back();
+    r->free_slots.pop_back();
+    return r->pool->slot(*slot);
 }
 
 // ---- Fragments as active messages ---------------------------------------------------------
@@ -224,9 +237,8 @@ bool Worker::recv_advance_am(Request *r) {
             if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
             return true;
         }
-        const int slot = r->contig ? -1 : r->free_slots.back();
-        if (!r->contig) r->free_slots.pop_back();
-        char *dst = r->contig ? at(r->buffer, r->plan->base + f.frag * r->hdr.frag) : r->pool->slot(slot);
+        int slot = -1;
+        char *dst = recv_landing(r, f.frag, &slot);
         auto *g = new GetCtx{r, f.frag, slot};
         ++r->gets_in_flight, ++r->ucp_ops, ++host_frags.am;
         if (!f.rndv) {  // eager: UCP's copy of the data, held since the handler

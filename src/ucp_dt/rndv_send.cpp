@@ -46,9 +46,10 @@ ucxdt_status_t send_tagged(Request *r) {
 
 namespace {
 
-// Packs fragment k into host staging slot `slot`: on stream *s, or synchronously without one.
-ucxdt_status_t pack_frag(Request *r, const cudaStream_t *s, int64_t k, int slot) {
-    return move_bytes(r, s, r->pool->slot(slot), k * r->hdr.frag, r->frag_bytes(k), true, false);
+// Packs fragment k of r into `dst` (`peer`: another GPU's memory): on stream *s, or
+// synchronously without one.
+ucxdt_status_t pack_frag(Request *r, const cudaStream_t *s, int64_t k, char *dst, bool peer) {
+    return move_bytes(r, s, dst, k * r->hdr.frag, r->frag_bytes(k), true, peer);
 }
 
 }  // namespace
@@ -83,7 +84,6 @@ void Worker::send_start(Request *r) {
             waiting.push_back(r);  // every slot is in use: try again after progress
             return;
         }
-        r->next_pack = static_cast<int64_t>(r->slots.size());
         h.contig = 0;
         if (cfg.host_am) {
             // The RTS goes now; each fragment goes when it is packed and the RTR has come.
@@ -93,12 +93,10 @@ void Worker::send_start(Request *r) {
             std::memcpy(wire_alloc(r, sizeof h), &h, sizeof h);
             if (ucxdt_status_t st = send_tagged(r)) return complete(r, st);
             stage_on_gpu(r);
-            const std::vector<int> first = r->slots;
-            for (size_t i = 0; i < first.size() && r->status == UCXDT_INPROGRESS; ++i)
-                pack_next(r, static_cast<int64_t>(i), first[i]);
-            return;
+            return pack_first(r);
         }
         initial.assign(r->slots.begin(), r->slots.end());
+        r->next_pack = static_cast<int64_t>(r->slots.size());
         rkey = r->pool->rkey();
         h.remote_addr = reinterpret_cast<uint64_t>(r->pool->base());
     }
@@ -117,17 +115,16 @@ void Worker::send_start(Request *r) {
     stage_on_gpu(r);
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_rts}, [&](const cudaStream_t *s) {
         for (size_t i = 0; i < initial.size(); ++i)
-            if (ucxdt_status_t ps = pack_frag(r, s, static_cast<int64_t>(i), initial[i])) return ps;
+            if (ucxdt_status_t ps = pack_frag(r, s, static_cast<int64_t>(i), r->slot_mem(initial[i]), false))
+                return ps;
         return UCXDT_OK;
     });
     if (st) send_fail(r, st);
 }
 
-bool Worker::stage_on_gpu(Request *r) {
-    if (r->dev) return true;
-    if (r->gpu < 0 || !r->pool || !r->pool->page_locked()) return false;
-    if (gpu(r->gpu, &r->dev)) return clear_error(), false;
-    return true;
+void Worker::stage_on_gpu(Request *r) {
+    if (r->dev || r->gpu < 0 || !r->pool || !r->pool->page_locked()) return;
+    if (gpu(r->gpu, &r->dev)) clear_error();  // staged synchronously then
 }
 
 void Worker::send_on_am(const AmHeader &h) {
@@ -151,22 +148,31 @@ void Worker::send_on_am(const AmHeader &h) {
         return;
     }
     // ACK: the receiver has fetched fragment h.frag_index from slot h.slot.
-    if (r->next_pack >= r->nfrags) {
-        r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), h.slot), r->slots.end());
-        r->give_slot(h.slot);
-        return;
-    }
-    const int64_t k = r->next_pack++;
-    if (r->ipc) return send_ipc_frag(r, k, h.slot);
-    pack_next(r, k, h.slot);  // into the slot the receiver freed; READY follows from gpu_done
+    refill(r, h.slot);
 }
 
-void Worker::pack_next(Request *r, int64_t k, int slot) {
+void Worker::pack_next(Request *r, int64_t k, int slot, char *dst, bool peer) {
     GpuOp op{GpuOp::send_frag};
     op.frag = k;
     op.slot = slot;
-    if (ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) { return pack_frag(r, s, k, slot); }))
+    if (ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) { return pack_frag(r, s, k, dst, peer); }))
         send_fail(r, st);
+}
+
+void Worker::pack_first(Request *r) {
+    r->next_pack = static_cast<int64_t>(r->slots.size());
+    const std::vector<int> first = r->slots;
+    for (size_t i = 0; i < first.size() && r->status == UCXDT_INPROGRESS; ++i)
+        pack_next(r, static_cast<int64_t>(i), first[i], r->slot_mem(first[i]));
+}
+
+void Worker::refill(Request *r, int slot) {
+    if (r->next_pack < r->nfrags) {
+        const int64_t k = r->next_pack++;
+        return pack_next(r, k, slot, r->slot_mem(slot));  // READY or FRAG follows from gpu_done
+    }
+    r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), slot), r->slots.end());
+    r->give_slot(slot);
 }
 
 // ---- Fragments as active messages ---------------------------------------------------------
@@ -218,14 +224,11 @@ void Worker::send_on_frag_sent(const Event &e) {
     Request *r = e.req;
     if (r->status != UCXDT_INPROGRESS) return;
     if (e.status != UCS_OK) return send_fail(r, ucx_error("ucp_am_send_nbx", e.status));
-    if (r->next_pack < r->nfrags) return pack_next(r, r->next_pack++, e.slot);
-    r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), e.slot), r->slots.end());
-    r->give_slot(e.slot);
+    refill(r, e.slot);
 }
 
 void Worker::send_on_host_rtr(Request *r, uint64_t rreq_id) {
     r->rreq_id = rreq_id;
-    r->rtr = true;
     for (const auto &[k, slot] : std::exchange(r->packed_frags, {})) send_host_frag(r, k, slot);
 }
 

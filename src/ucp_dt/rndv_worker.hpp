@@ -85,8 +85,8 @@ struct Request {
     ucp_tag_t tag = 0;
     ucp_mem_h memh = nullptr;              // contiguous rendezvous: the user's buffer
     int64_t next_pack = 0;                 // next fragment to pack
-    uint64_t rreq_id = 0;                  // the receiver's request, from its first ACK (or RTR)
-    bool rtr = false;                      // am_frags: the RTR came, fragments may go
+    uint64_t rreq_id = 0;                  // the receiver's request, from its first ACK or (am_frags)
+                                           // its RTR, after which fragments may go
     std::vector<std::pair<int64_t, int>> packed_frags;  // am_frags: (fragment, slot) packed before it
 
     // CUDA IPC path (both sides).
@@ -133,6 +133,8 @@ struct Request {
     /// Returns one of r's slots to where it came from: the device staging of a send on the IPC
     /// path (only sends hold slots there), else the host pool.
     void give_slot(int s) { ipc ? dev->give(s) : pool->give(s); }
+    /// The memory of one of r's slots, by the same rule.
+    char *slot_mem(int s) const { return ipc ? dev->slot(s) : pool->slot(s); }
 
     /// Bytes of fragment k (hdr.packed is the message size on both sides).
     int64_t frag_bytes(int64_t k) const { return std::min(hdr.frag, hdr.packed - k * hdr.frag); }
@@ -261,7 +263,6 @@ struct Worker {
     bool recv_start_ipc(Request *r);        // false: waits for a device slot (push)
     void recv_on_fin(const AmHeader &h);
     void recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset);  // READY on the IPC path
-    void send_ipc_frag(Request *r, int64_t k, int slot);
     void send_ipc_push(Request *r, int slot, uint64_t offset);  // packs the next fragment into a grant
     enum class Push { started, busy, unavailable };
     Push recv_start_push(Request *r);  // RTR and grants; unavailable: pull instead
@@ -288,18 +289,28 @@ struct Worker {
 
     // Protocol steps (rndv_send.cpp, rndv_recv.cpp).
     void send_start(Request *r);             // rendezvous: slots, first fragments, RTS
-    /// Host staging of r's GPU layout runs on its GPU's stream (r->dev): the slots are page-locked,
-    /// so the GPU reaches them with zero copy. False (synchronous staging) when they are not.
-    bool stage_on_gpu(Request *r);
+    /// Host staging of r's GPU layout runs on its GPU's stream (r->dev) when the slots are
+    /// page-locked, so the GPU reaches them with zero copy; otherwise it stays synchronous.
+    void stage_on_gpu(Request *r);
+    /// Packs fragment k into `dst` (slot `slot`, or a slot the receiver granted; `peer`: another
+    /// GPU's memory); gpu_done then announces or sends it.
+    void pack_next(Request *r, int64_t k, int slot, char *dst, bool peer = false);
+    void pack_first(Request *r);            // the first fragments into r->slots
+    void refill(Request *r, int slot);      // the slot is free again: the next fragment, or give it back
     void send_on_am(const AmHeader &h);      // ACK and ATS for a send
     bool recv_matched(Request *r, const Event &e);
     bool recv_advance(Request *r);           // GETs; false: still waiting for a resource
     void recv_on_get(Request *r, const Event &e);
+    /// A fragment of r's host staging has landed (and been unpacked) or failed: finish the
+    /// receive, or take the next fragments.
+    void recv_frag_done(Request *r);
+    /// Where fragment k of r lands: the contiguous host buffer, or a free slot (taken, into *slot;
+    /// -1 for the buffer). The caller has checked that r->contig or a slot is free.
+    char *recv_landing(Request *r, int64_t k, int *slot);
     void recv_on_ready(const AmHeader &h);
     void recv_finish(Request *r, ucxdt_status_t st);
 
     // Host staging with fragments as active messages (rndv_send.cpp, rndv_recv.cpp).
-    void pack_next(Request *r, int64_t k, int slot);       // host staging: fragment k into slot, then on
     void send_host_frag(Request *r, int64_t k, int slot);  // fragment k from our slot, to the receiver
     void send_on_host_rtr(Request *r, uint64_t rreq_id);   // the packed fragments go
     void send_on_frag_sent(const Event &e);                // UCP is done with it: refill the slot
