@@ -243,23 +243,38 @@ std::string check_numa_placement(const ucxdt::rndv::StagingPool &pool, int64_t b
 }
 
 // A staged sender's fragments travel as active messages by default (UCP picks eager or its
-// rendezvous for each) and as GETs of the sender's slots with UCXDT_HOST_FRAGS=get. Fragments of
-// 4 KiB go eagerly, and may arrive before the receiver has a free slot: it holds UCP's data
-// until one is free. Receives posted before and after the send, into both layouts.
+// rendezvous for each), from its slots or straight from a contiguous buffer, and as GETs of the
+// sender's slots or buffer with UCXDT_HOST_FRAGS=get. Fragments of 4 KiB go eagerly, and may
+// arrive before the receiver has a free slot: it holds UCP's data until one is free. Receives
+// posted before and after the send, every pairing of vector and contiguous layouts; in the end
+// both workers have every slot back.
 TEST(RndvHostFrags, ActiveMessagesOrGets) {
+    struct Case {
+        bool send_contig, recv_contig, unexpected;
+    };
+    const Case cases[] = {{false, false, false}, {false, true, false}, {false, false, true},
+                          {true, false, false}, {true, true, true}};
     for (const char *mode : {"am", "get"})
         for (int64_t frag : {4096, 262144}) {
             ScopedEnv env{{"UCXDT_HOST_FRAGS", mode}};
             Pair p{Config{256, frag, 4, 6}};
             ASSERT_EQ(p.error, "");
             for (int i = 0; i < 200; ++i) p.progress();
-            for (int k = 0; k < 3; ++k)
-                EXPECT_EQ(run_case(p, doubles(40000, false), doubles(40000, k == 1), 1, 77 + k, k == 2), "")
+            int k = 0;
+            for (const Case &c : cases)
+                EXPECT_EQ(run_case(p, doubles(40000, c.send_contig), doubles(40000, c.recv_contig), 1, 77 + k++,
+                                   c.unexpected), "")
                     << mode << ", fragments of " << frag << " bytes, case " << k;
             const auto &got = internals(p.w[1]).host_frags;
-            const uint64_t frags = 3 * (320000 + frag - 1) / frag;
+            const uint64_t frags = std::size(cases) * ((320000 + frag - 1) / frag);
             EXPECT_EQ(mode[0] == 'a' ? got.am : got.get, frags) << mode << ", fragments of " << frag;
             EXPECT_EQ(mode[0] == 'a' ? got.get : got.am, 0u) << mode << ", fragments of " << frag;
+            for (int i = 0; i < 200; ++i) p.progress();  // UCP's last send completions
+            for (int w = 0; w < 2; ++w)
+                for (const auto &pool : internals(p.w[w]).pools) {
+                    if (!pool) continue;
+                    EXPECT_EQ(pool->free_slots(), 6) << mode << ", worker " << w << ": slots not given back";
+                }
         }
 }
 

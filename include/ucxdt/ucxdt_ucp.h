@@ -12,18 +12,19 @@
  *
  * Protocol: a message whose packed size is at most the eager threshold is packed into the
  * tagged message itself. A larger one sends an RTS carrying the packed size, the type
- * signature, whether the sender's layout is contiguous, its memory type, and an rkey
- * (ucp_mem_map + ucp_rkey_pack) for the sender's buffer when it is contiguous host memory; the
- * receiver then GETs its fragments (ucp_get_nbx). A non-contiguous sender packs fragments into
- * its host staging slots (UCXDT_PIPELINE_DEPTH per request) and, once the receiver's RTR names
- * its receive, sends each as a UCP active message whose data UCP moves by eager or by its own
- * rendezvous, whichever suits the transport; the receiver receives each
- * (ucp_am_recv_data_nbx) into its staging, or straight into its buffer when contiguous, and
- * unpacks it, and the sender refills a slot when UCP completes its send. UCXDT_HOST_FRAGS=get
- * keeps the pipeline of Wu et al. instead: the RTS carries an rkey of the staging ring and the
- * slots of the first fragments, the sender announces later ones (READY), and the receiver GETs
- * each and acknowledges it. (UCX 1.13's tcp has no GET and emulates it with active messages at
- * about a quarter of its tag bandwidth.) An ATS completes the sender. GPU layouts pack into and
+ * signature, whether the sender's layout is contiguous, and its memory type. Once the
+ * receiver's RTR names its receive, the sender sends the message in fragments, each a UCP
+ * active message whose data UCP moves by eager or by its own rendezvous, whichever suits the
+ * transport: straight from its buffer when that is contiguous host memory (UCXDT_PIPELINE_DEPTH
+ * fragments in flight per request), else from the host staging slots it packs them into
+ * (UCXDT_PIPELINE_DEPTH slots per request, refilled as UCP completes their sends). The receiver
+ * receives each (ucp_am_recv_data_nbx) into its staging, or straight into its buffer when
+ * contiguous, and unpacks it. UCXDT_HOST_FRAGS=get keeps the pipeline of Wu et al. instead: the
+ * RTS carries an rkey (ucp_mem_map + ucp_rkey_pack) of the contiguous buffer, or of the staging
+ * ring and the slots of the first fragments; the sender announces later ones (READY), and the
+ * receiver GETs each (ucp_get_nbx) and acknowledges it. (UCX 1.13's tcp has no GET and emulates
+ * it with active messages at about a quarter of its tag bandwidth.) An ATS completes the
+ * sender. GPU layouts pack into and
  * unpack from the page-locked slots on a stream of the worker, so the CPU goes on driving UCP
  * meanwhile.
  *
@@ -81,8 +82,8 @@
  *                          GPU, allocated on the first non-contiguous GPU transfer over CUDA IPC.
  *   UCXDT_IPC_STRIDED_COPY y/n: a strided sender copies run by run into a strided receive
  *                          layout of the same run length (default y)
- *   UCXDT_HOST_FRAGS       am|get: how a non-contiguous sender's host-staged fragments travel,
- *                          as active messages or as the receiver's GETs (default am; the
+ *   UCXDT_HOST_FRAGS       am|get: how the fragments of a sender outside CUDA IPC travel, as
+ *                          active messages or as the receiver's GETs (default am; the
  *                          sender's setting decides)
  * Eager messages and RTSs of GPU layouts use UCXDT_STAGING_SLOTS page-locked buffers per worker
  * (pageable ones when all are in use), which the GPU packs into and unpacks from directly.

@@ -59,7 +59,29 @@ void Worker::send_start(Request *r) {
     TagHeader &h = r->hdr;
     h.kind = TagKind::rts;
     h.frag = cfg.frag;
+    h.contig = r->contig ? 1 : 0;
     r->nfrags = (r->packed + cfg.frag - 1) / cfg.frag;
+    if (!r->contig) {
+        if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))
+            return complete(r, st);
+        if (r->slots.empty()) {
+            waiting.push_back(r);  // every slot is in use: try again after progress
+            return;
+        }
+    }
+    if (cfg.host_am) {
+        // The RTS goes now, with neither slots nor rkey; the fragments go as active messages once
+        // the receiver's RTR names its request: straight from a contiguous buffer, else each from
+        // its slot as soon as it is packed (the first ones meanwhile).
+        h.am_frags = 1;
+        h.initial = 0;
+        h.rkey_len = 0;
+        std::memcpy(wire_alloc(r, sizeof h), &h, sizeof h);
+        if (ucxdt_status_t st = send_tagged(r)) return complete(r, st);
+        if (r->contig) return;
+        stage_on_gpu(r);
+        return pack_first(r);
+    }
     std::vector<char> rkey;
     std::vector<int32_t> initial;
     if (r->contig) {
@@ -75,26 +97,8 @@ void Worker::send_start(Request *r) {
             return complete(r, fail(UCXDT_ERR_UCX, std::string("registering the send buffer: ") + ucs_status_string(us)));
         rkey.assign(static_cast<char *>(rk), static_cast<char *>(rk) + rk_len);
         ucp_rkey_buffer_release(rk);
-        h.contig = 1;
         h.remote_addr = reinterpret_cast<uint64_t>(mp.address);
     } else {
-        if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))
-            return complete(r, st);
-        if (r->slots.empty()) {
-            waiting.push_back(r);  // every slot is in use: try again after progress
-            return;
-        }
-        h.contig = 0;
-        if (cfg.host_am) {
-            // The RTS goes now; each fragment goes when it is packed and the RTR has come.
-            h.am_frags = 1;
-            h.initial = 0;
-            h.rkey_len = 0;
-            std::memcpy(wire_alloc(r, sizeof h), &h, sizeof h);
-            if (ucxdt_status_t st = send_tagged(r)) return complete(r, st);
-            stage_on_gpu(r);
-            return pack_first(r);
-        }
         initial.assign(r->slots.begin(), r->slots.end());
         r->next_pack = static_cast<int64_t>(r->slots.size());
         rkey = r->pool->rkey();
@@ -212,23 +216,39 @@ void Worker::send_host_frag(Request *r, int64_t k, int slot) {
     p.user_data = m;
     p.memory_type = UCS_MEMORY_TYPE_HOST;
     ++r->ucp_ops;
+    r->am_sending.push_back(slot);
+    const char *src = slot >= 0 ? r->pool->slot(slot) : at(r->buffer, r->plan->base + k * r->hdr.frag);
     // UCP picks the protocol (eager, or its rendezvous over whatever RMA the transport has): a
-    // GET of our slot would be emulated where the transport has no GET (UCX 1.13's tcp).
-    const ucs_status_ptr_t s = ucp_am_send_nbx(r->ep->ucp_ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h,
-                                               r->pool->slot(slot), static_cast<size_t>(r->frag_bytes(k)), &p);
+    // GET of our memory would be emulated where the transport has no GET (UCX 1.13's tcp).
+    const ucs_status_ptr_t s = ucp_am_send_nbx(r->ep->ucp_ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h, src,
+                                               static_cast<size_t>(r->frag_bytes(k)), &p);
     if (s == nullptr) frag_sent(nullptr, UCS_OK, m);
     else if (UCS_PTR_IS_ERR(s)) frag_sent(nullptr, UCS_PTR_STATUS(s), m);
 }
 
+void Worker::send_contig_frags(Request *r) {
+    while (r->status == UCXDT_INPROGRESS && r->next_pack < r->nfrags &&
+           static_cast<int>(r->am_sending.size()) < cfg.depth)
+        send_host_frag(r, r->next_pack++, -1);
+}
+
 void Worker::send_on_frag_sent(const Event &e) {
     Request *r = e.req;
-    if (r->status != UCXDT_INPROGRESS) return;
+    const auto it = std::find(r->am_sending.begin(), r->am_sending.end(), e.slot);
+    if (it != r->am_sending.end()) r->am_sending.erase(it);
+    if (r->status != UCXDT_INPROGRESS) {
+        // The send ended while UCP still read this slot, which complete() therefore kept back.
+        if (e.slot >= 0) r->give_slot(e.slot);
+        return;
+    }
     if (e.status != UCS_OK) return send_fail(r, ucx_error("ucp_am_send_nbx", e.status));
-    refill(r, e.slot);
+    if (e.slot >= 0) return refill(r, e.slot);
+    send_contig_frags(r);
 }
 
 void Worker::send_on_host_rtr(Request *r, uint64_t rreq_id) {
     r->rreq_id = rreq_id;
+    if (r->contig) return send_contig_frags(r);
     for (const auto &[k, slot] : std::exchange(r->packed_frags, {})) send_host_frag(r, k, slot);
 }
 

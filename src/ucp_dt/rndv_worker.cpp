@@ -89,7 +89,9 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
         retired[r->id] = Retired{r->dev, std::move(r->granted), r->hdr.sender_uuid};
         r->granted.clear();
     }
-    for (int s : r->slots) r->give_slot(s);
+    // Slots that UCP still sends from go back when it completes (send_on_frag_sent).
+    for (int s : r->slots)
+        if (std::find(r->am_sending.begin(), r->am_sending.end(), s) == r->am_sending.end()) r->give_slot(s);
     r->slots.clear();
     if (r->peer_mem) imports->unmap(r->peer_uuid, r->peer_ref, r->map_device), r->peer_mem = nullptr;
     r->free_slots.clear();
@@ -268,6 +270,7 @@ unsigned Worker::progress() {
             case AmKind::ats: send_on_am(e.am); break;
             case AmKind::rtr: send_on_rtr(e); break;
             case AmKind::fin: recv_on_fin(e.am); break;
+            case AmKind::frag: break;  // queued by the handler as frag_arrived instead
             }
             break;
         }

@@ -88,6 +88,8 @@ struct Request {
     uint64_t rreq_id = 0;                  // the receiver's request, from its first ACK or (am_frags)
                                            // its RTR, after which fragments may go
     std::vector<std::pair<int64_t, int>> packed_frags;  // am_frags: (fragment, slot) packed before it
+    std::vector<int> am_sending;  // am_frags: slots of the fragments under ucp_am_send_nbx (-1: from
+                                  // the user's contiguous buffer); UCP reads them until it completes
 
     // CUDA IPC path (both sides).
     bool ipc = false;
@@ -311,7 +313,9 @@ struct Worker {
     void recv_finish(Request *r, ucxdt_status_t st);
 
     // Host staging with fragments as active messages (rndv_send.cpp, rndv_recv.cpp).
-    void send_host_frag(Request *r, int64_t k, int slot);  // fragment k from our slot, to the receiver
+    void send_host_frag(Request *r, int64_t k, int slot);  // fragment k from our slot (-1: from the
+                                                           // contiguous buffer), to the receiver
+    void send_contig_frags(Request *r);                    // contiguous: up to cfg.depth in flight
     void send_on_host_rtr(Request *r, uint64_t rreq_id);   // the packed fragments go
     void send_on_frag_sent(const Event &e);                // UCP is done with it: refill the slot
     void recv_on_frag(const Event &e);                     // a fragment arrived
