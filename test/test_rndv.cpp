@@ -245,18 +245,23 @@ std::string check_numa_placement(const ucxdt::rndv::StagingPool &pool, int64_t b
 // A staged sender's fragments travel as active messages by default (UCP picks eager or its
 // rendezvous for each), from its slots or straight from a contiguous buffer, and as GETs of the
 // sender's slots or buffer with UCXDT_HOST_FRAGS=get. Fragments of 4 KiB go eagerly, and may
-// arrive before the receiver has a free slot: it holds UCP's data until one is free. Receives
-// posted before and after the send, every pairing of vector and contiguous layouts; in the end
-// both workers have every slot back.
-TEST(RndvHostFrags, ActiveMessagesOrGets) {
+// arrive before the receiver has a free slot: it holds UCP's data until one is free. On one
+// node (here: one process) a receiver that can map a non-contiguous sender's staging
+// (UCP's shared-memory transports) unpacks from its slots in place instead. Receives posted
+// before and after the send, every pairing of vector and contiguous layouts; in the end both
+// workers have every slot back.
+TEST(RndvHostFrags, ActiveMessagesGetsOrInPlace) {
     struct Case {
         bool send_contig, recv_contig, unexpected;
     };
     const Case cases[] = {{false, false, false}, {false, true, false}, {false, false, true},
                           {true, false, false}, {true, true, true}};
-    for (const char *mode : {"am", "get"})
+    struct Mode {
+        const char *name, *frags, *shm;
+    };
+    for (const Mode mode : {Mode{"am", "am", "n"}, Mode{"get", "get", "n"}, Mode{"in place", "am", "y"}})
         for (int64_t frag : {4096, 262144}) {
-            ScopedEnv env{{"UCXDT_HOST_FRAGS", mode}};
+            ScopedEnv env{{"UCXDT_HOST_FRAGS", mode.frags}, {"UCXDT_HOST_SHM", mode.shm}};
             Pair p{Config{256, frag, 4, 6}};
             ASSERT_EQ(p.error, "");
             for (int i = 0; i < 200; ++i) p.progress();
@@ -264,16 +269,25 @@ TEST(RndvHostFrags, ActiveMessagesOrGets) {
             for (const Case &c : cases)
                 EXPECT_EQ(run_case(p, doubles(40000, c.send_contig), doubles(40000, c.recv_contig), 1, 77 + k++,
                                    c.unexpected), "")
-                    << mode << ", fragments of " << frag << " bytes, case " << k;
+                    << mode.name << ", fragments of " << frag << " bytes, case " << k;
             const auto &got = internals(p.w[1]).host_frags;
-            const uint64_t frags = std::size(cases) * ((320000 + frag - 1) / frag);
-            EXPECT_EQ(mode[0] == 'a' ? got.am : got.get, frags) << mode << ", fragments of " << frag;
-            EXPECT_EQ(mode[0] == 'a' ? got.get : got.am, 0u) << mode << ", fragments of " << frag;
+            const uint64_t per_message = (320000 + frag - 1) / frag, all = std::size(cases) * per_message;
+            const uint64_t from_vectors = 3 * per_message;  // the first three cases
+            const std::string what = std::string(mode.name) + ", fragments of " + std::to_string(frag);
+            if (mode.name[0] == 'g') {
+                EXPECT_EQ(got.get, all) << what;
+            } else if (mode.name[0] == 'a') {
+                EXPECT_EQ(got.am, all) << what;
+            } else {
+                EXPECT_EQ(got.in_place, from_vectors) << what << ": UCP's shared memory could not be mapped";
+                EXPECT_EQ(got.am, all - from_vectors) << what;
+            }
+            EXPECT_EQ(got.am + got.get + got.in_place, all) << what;
             for (int i = 0; i < 200; ++i) p.progress();  // UCP's last send completions
             for (int w = 0; w < 2; ++w)
                 for (const auto &pool : internals(p.w[w]).pools) {
                     if (!pool) continue;
-                    EXPECT_EQ(pool->free_slots(), 6) << mode << ", worker " << w << ": slots not given back";
+                    EXPECT_EQ(pool->free_slots(), 6) << what << ", worker " << w << ": slots not given back";
                 }
         }
 }

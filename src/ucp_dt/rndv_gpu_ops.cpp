@@ -116,17 +116,15 @@ void Worker::gpu_done(const GpuOp &op) {
         if (ucxdt_status_t st = send_tagged(r)) send_fail(r, st);
         break;
     case GpuOp::send_frag:  // fragment packed into its slot: announce it, or send it
-        if (!r->ipc && r->hdr.am_frags) {
+        if (!r->ipc && r->hdr.am_frags && !r->in_place) {
             if (r->rreq_id) send_host_frag(r, op.frag, op.slot);  // the RTR came
             else r->packed_frags.emplace_back(op.frag, op.slot);
             break;
         }
-        m.kind = AmKind::ready;
-        m.frag_index = op.frag;
-        m.slot = op.slot;
         // Over IPC the receiver reads our device slot at this offset of the exported staging.
-        m.offset = r->ipc && !r->push ? static_cast<uint64_t>(r->dev->slot_offset(op.slot)) : 0;
-        if (ucxdt_status_t st = send_am(r->ep->ucp_ep, m, false)) send_fail(r, st);
+        if (ucxdt_status_t st = announce(r, op.frag, op.slot,
+                                         r->ipc && !r->push ? static_cast<uint64_t>(r->dev->slot_offset(op.slot)) : 0))
+            send_fail(r, st);
         break;
     case GpuOp::send_all:  // packed into the receiver's buffer
         m.kind = AmKind::fin;
@@ -151,6 +149,13 @@ void Worker::gpu_done(const GpuOp &op) {
         }
         if (++r->frags_done == r->nfrags) recv_finish(r, UCXDT_OK);
         break;
+    case GpuOp::recv_in_place:  // unpacked from the sender's slot: it may refill it
+        --r->gets_in_flight;
+        m.kind = AmKind::ack;
+        m.frag_index = op.frag;
+        m.slot = op.slot;
+        if (ucxdt_status_t st = send_am(r->peer, m, false); st && !r->status_pending) r->status_pending = st;
+        return recv_frag_done(r);
     case GpuOp::recv_all:
         recv_finish(r, UCXDT_OK);
         break;

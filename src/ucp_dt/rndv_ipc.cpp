@@ -142,7 +142,7 @@ void Worker::send_on_rtr(const Event &e) {
     const auto it = requests.find(h.sreq_id);
     if (it == requests.end() || !it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
     Request *r = it->second;
-    if (!r->ipc) return send_on_host_rtr(r, h.rreq_id);
+    if (!r->ipc) return send_on_host_rtr(r, h);
     r->rreq_id = h.rreq_id;
     if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return send_fail(r, st);
     if (!h.direct && !h.push) return send_ipc_stage(r);

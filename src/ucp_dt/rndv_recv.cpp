@@ -125,7 +125,13 @@ bool Worker::recv_advance(Request *r) {
         return true;
     }
     if (r->hdr.ipc) return recv_start_ipc(r);
-    if (!r->contig && r->slots.empty() && r->frags_done < r->nfrags) {
+    if (r->hdr.am_frags && !r->rtr_sent && r->hdr.rkey_len > 0 && cfg.host_shm) {
+        // The sender is on this node: read its slots in place if its staging maps here.
+        r->peer_slots = peer_staging.map(r->peer, r->hdr.sender_uuid, r->hdr.remote_addr, r->hdr.staging_bytes,
+                                         r->rkey_buf, r->gpu >= 0);
+        if (r->peer_slots && r->gpu >= 0 && gpu(r->gpu, &r->dev)) clear_error(), r->dev = nullptr;
+    }
+    if (!r->contig && !r->peer_slots && r->slots.empty() && r->frags_done < r->nfrags) {
         if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))
             return recv_finish(r, st), true;
         if (r->slots.empty()) return false;  // staging exhausted: wait
@@ -225,9 +231,11 @@ bool Worker::recv_advance_am(Request *r) {
         rtr.kind = AmKind::rtr;
         rtr.sreq_id = r->hdr.sreq_id;
         rtr.rreq_id = r->id;
+        rtr.direct = r->peer_slots ? 1 : 0;
         if (ucxdt_status_t st = send_am(r->peer, rtr, false)) return recv_finish(r, st), true;
         r->rtr_sent = true;
     }
+    if (r->peer_slots) return recv_in_place(r);
     while (!r->arrived.empty() && (r->contig || !r->free_slots.empty())) {
         const Request::Arrived f = r->arrived.front();
         r->arrived.pop_front();
@@ -255,6 +263,32 @@ bool Worker::recv_advance_am(Request *r) {
         const ucs_status_ptr_t s = ucp_am_recv_data_nbx(ucp_worker, f.data, dst, f.length, &p);
         if (s == nullptr) got(nullptr, UCS_OK, g);
         else if (UCS_PTR_IS_ERR(s)) got(nullptr, UCS_PTR_STATUS(s), g);
+    }
+    return true;
+}
+
+bool Worker::recv_in_place(Request *r) {
+    while (r->next_get < r->nfrags && r->remote_slots[r->next_get] >= 0 && r->gets_in_flight < cfg.depth &&
+           !r->status_pending) {
+        GpuOp op{GpuOp::recv_in_place};
+        op.frag = r->next_get++;
+        op.slot = r->remote_slots[op.frag];
+        if ((op.slot + int64_t{1}) * r->hdr.frag > r->hdr.staging_bytes) {
+            r->status_pending = fail(UCXDT_ERR_UCX, "a fragment announced outside the sender's staging");
+            if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
+            break;
+        }
+        char *src = r->peer_slots + op.slot * r->hdr.frag;
+        ++r->gets_in_flight, ++host_frags.in_place;
+        // On the GPU's stream for a GPU layout, else now by the CPU; the ACK follows (gpu_done).
+        const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
+            return move_bytes(r, s, src, op.frag * r->hdr.frag, r->frag_bytes(op.frag), false, false);
+        });
+        if (st) {
+            --r->gets_in_flight;
+            r->status_pending = st;
+            if (r->gets_in_flight == 0) recv_finish(r, st);
+        }
     }
     return true;
 }

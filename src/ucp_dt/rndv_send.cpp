@@ -76,7 +76,18 @@ void Worker::send_start(Request *r) {
         h.am_frags = 1;
         h.initial = 0;
         h.rkey_len = 0;
-        std::memcpy(wire_alloc(r, sizeof h), &h, sizeof h);
+        // A receiver on this node may map our staging and read the slots in place.
+        const bool offer = cfg.host_shm && !r->contig && r->ep->peer_known && r->ep->peer.node == node;
+        const std::vector<char> no_rkey;
+        const std::vector<char> &rkey = offer ? r->pool->rkey() : no_rkey;
+        if (offer) {
+            h.rkey_len = static_cast<uint32_t>(rkey.size());
+            h.remote_addr = reinterpret_cast<uint64_t>(r->pool->base());
+            h.staging_bytes = r->pool->bytes();
+        }
+        char *m = wire_alloc(r, sizeof h + rkey.size());
+        std::memcpy(m, &h, sizeof h);
+        if (!rkey.empty()) std::memcpy(m + sizeof h, rkey.data(), rkey.size());
         if (ucxdt_status_t st = send_tagged(r)) return complete(r, st);
         if (r->contig) return;
         stage_on_gpu(r);
@@ -246,10 +257,28 @@ void Worker::send_on_frag_sent(const Event &e) {
     send_contig_frags(r);
 }
 
-void Worker::send_on_host_rtr(Request *r, uint64_t rreq_id) {
-    r->rreq_id = rreq_id;
+void Worker::send_on_host_rtr(Request *r, const AmHeader &rtr) {
+    r->rreq_id = rtr.rreq_id;
+    r->in_place = rtr.direct == 1;
     if (r->contig) return send_contig_frags(r);
-    for (const auto &[k, slot] : std::exchange(r->packed_frags, {})) send_host_frag(r, k, slot);
+    for (const auto &[k, slot] : std::exchange(r->packed_frags, {})) {
+        if (!r->in_place) {
+            send_host_frag(r, k, slot);
+        } else if (ucxdt_status_t st = announce(r, k, slot, 0)) {
+            return send_fail(r, st);
+        }
+    }
+}
+
+ucxdt_status_t Worker::announce(Request *r, int64_t k, int slot, uint64_t offset) {
+    AmHeader m{};
+    m.kind = AmKind::ready;
+    m.sreq_id = r->id;
+    m.rreq_id = r->rreq_id;
+    m.frag_index = k;
+    m.slot = slot;
+    m.offset = offset;
+    return send_am(r->ep->ucp_ep, m, false);
 }
 
 }  // namespace ucxdt::rndv

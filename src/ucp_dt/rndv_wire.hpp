@@ -36,6 +36,9 @@ struct TagHeader {
     uint32_t rkey_len;      // RTS: bytes of packed rkey after the slot list
     int64_t run_len;        // IPC RTS: the sender's layout is strided with runs of this many
                             // bytes and can be copied run by run into a receiver's (0: not)
+    int64_t staging_bytes;  // RTS with am_frags and an rkey (a receiver on the sender's node):
+                            // the sender's staging region, remote_addr and this many bytes,
+                            // which the receiver may map and read in place (PeerStaging)
 };
 
 /// The strided layout of a receive (STRIDED plan, kernels::kMaxDims dims at most): runs of
@@ -61,7 +64,9 @@ enum class AmKind : uint8_t {
                       // fragment
     ats = 4,          // to the sender: the transfer ended with `status`
     hello_reply = 5,  // the answer to a hello, with the same fields, for ucxdt endpoint `ep_id`
-    rtr = 6,          // host staging with am_frags: send the fragments to receive `rreq_id`;
+    rtr = 6,          // host staging with am_frags: send the fragments to receive `rreq_id`
+                      // (direct == 1: the receiver reads them in our slots, announce each with
+                      // READY and take back its slot on ACK);
                       // IPC path, to a non-contiguous sender: pack into `ref` (direct), into
                       // the receiver's device staging `ref` (push: this RTR grants `slot` at
                       // `offset`, later grants come as ACKs), or into the sender's own device

@@ -148,7 +148,7 @@ void Worker::peer_failed(ucp_ep_h ep) {
     // Their memory is unmapped once no GPU work of ours can still touch it.
     if (!lost.empty())
         for (auto &[device, g] : gpus) cudaStreamSynchronize(g->stream());
-    for (uint64_t uuid : lost) imports->forget_peer(uuid);
+    for (uint64_t uuid : lost) imports->forget_peer(uuid), peer_staging.forget(uuid);
     std::vector<Request *> hit;
     for (auto &[id, r] : requests) {
         if (r->status != UCXDT_INPROGRESS) continue;

@@ -3,6 +3,7 @@
 // their work to ucxdt_worker_progress, so that the protocol never re-enters UCP from a callback.
 #pragma once
 
+#include "peer_staging.hpp"
 #include "plan.hpp"
 #include "rndv_wire.hpp"
 #include "staging_pool.hpp"
@@ -31,6 +32,8 @@ struct Config {
     bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
     bool host_am = true;              // UCXDT_HOST_FRAGS=am: a staged sender sends its fragments
                                       // as active messages (get: the receiver GETs them)
+    bool host_shm = true;             // UCXDT_HOST_SHM: a receiver on the sender's node unpacks
+                                      // from the sender's slots in place when it can map them
 };
 
 /// Bytes a posted receive reserves for the tagged message: an eager message, or the largest RTS
@@ -90,6 +93,8 @@ struct Request {
     std::vector<std::pair<int64_t, int>> packed_frags;  // am_frags: (fragment, slot) packed before it
     std::vector<int> am_sending;  // am_frags: slots of the fragments under ucp_am_send_nbx (-1: from
                                   // the user's contiguous buffer); UCP reads them until it completes
+    bool in_place = false;        // am_frags: the receiver reads our slots in place (its RTR said
+                                  // so): each fragment is announced with READY and freed by ACK
 
     // CUDA IPC path (both sides).
     bool ipc = false;
@@ -121,6 +126,8 @@ struct Request {
     int64_t next_get = 0, gets_in_flight = 0, frags_done = 0;  // next_get, push: fragments granted
     bool matched = false;
     bool rtr_sent = false;                 // am_frags: the sender may send the fragments
+    char *peer_slots = nullptr;            // am_frags: the sender's staging mapped here (PeerStaging):
+                                           // fragments are unpacked from its slots in place
     // am_frags: fragments that arrived before a slot was free for them, with UCP's data or
     // rendezvous descriptor (held until ucp_am_recv_data_nbx or ucp_am_data_release)
     struct Arrived {
@@ -145,7 +152,7 @@ struct Request {
 /// GPU work of a rendezvous (the IPC path, or host staging of a GPU layout), polled in
 /// ucxdt_worker_progress (an event of the request's stream; none when the work ran synchronously).
 struct GpuOp {
-    enum Kind { recv_all, recv_frag, send_rts, send_frag, send_all } kind;
+    enum Kind { recv_all, recv_frag, recv_in_place, send_rts, send_frag, send_all } kind;
     Request *req = nullptr;
     cuda::DeviceStaging *dev = nullptr;  // whose stream and event
     cudaEvent_t event = nullptr;
@@ -211,11 +218,13 @@ struct Worker {
     bool wire_pool_failed = false;
     // The CUDA IPC path: peers' memory mapped here, and per GPU a stream and device staging.
     std::unique_ptr<cuda::IpcImports> imports = std::make_unique<cuda::IpcImports>();
+    // Host staging of senders on this node, mapped for in-place unpacking.
+    PeerStaging peer_staging;
     std::unordered_map<int, std::unique_ptr<cuda::DeviceStaging>> gpus;
     std::deque<GpuOp> gpu_ops;
     // Host-staged fragments received, by how they came (for tests and debugging).
     struct {
-        uint64_t am = 0, get = 0;
+        uint64_t am = 0, get = 0, in_place = 0;
     } host_frags;
     // Push: device slots of receives that failed while their sender could still be writing them,
     // by receive id; the sender's FIN (sent once its GPU work ended) gives them back, or the
@@ -316,10 +325,13 @@ struct Worker {
     void send_host_frag(Request *r, int64_t k, int slot);  // fragment k from our slot (-1: from the
                                                            // contiguous buffer), to the receiver
     void send_contig_frags(Request *r);                    // contiguous: up to cfg.depth in flight
-    void send_on_host_rtr(Request *r, uint64_t rreq_id);   // the packed fragments go
+    void send_on_host_rtr(Request *r, const AmHeader &rtr);  // the packed fragments go
+    ucxdt_status_t announce(Request *r, int64_t k, int slot, uint64_t offset);  // READY
     void send_on_frag_sent(const Event &e);                // UCP is done with it: refill the slot
     void recv_on_frag(const Event &e);                     // a fragment arrived
     bool recv_advance_am(Request *r);                      // RTR, then take arrived fragments
+    bool recv_in_place(Request *r);                        // unpack announced fragments from the
+                                                           // sender's slots (peer_slots)
     /// Gives UCP back the data or descriptor of a fragment that will not be received.
     void drop_frag(void *data) { ucp_am_data_release(ucp_worker, data); }
 };

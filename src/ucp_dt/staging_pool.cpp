@@ -17,26 +17,44 @@ ucxdt_status_t StagingPool::create(ucp_context_h ctx, int slots, int64_t slot_by
     if (!p) return fail(UCXDT_ERR_NO_MEMORY, "allocation failed");
     p->ctx_ = ctx;
     p->slot_bytes_ = slot_bytes;
-    const int64_t bytes = slot_bytes * slots;
-    p->base_ = static_cast<char *>(std::aligned_alloc(4096, static_cast<size_t>(bytes)));
-    if (!p->base_) {
-        delete p;
-        return fail(UCXDT_ERR_NO_MEMORY, "staging: cannot allocate " + std::to_string(bytes) + " bytes");
-    }
-    // Without a GPU (or if it fails) the region stays pageable, and GPU layouts stage through
-    // the synchronous path.
-    int gpus = 0;
-    if (near_gpu >= 0) p->numa_bound_ = cuda::bind_near_gpu(p->base_, static_cast<size_t>(bytes), near_gpu);
-    if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0)
-        p->registered_ = cudaHostRegister(p->base_, static_cast<size_t>(bytes), cudaHostRegisterPortable) == cudaSuccess;
-    cudaGetLastError();
+    p->bytes_ = slot_bytes * slots;
+    const auto bytes = static_cast<size_t>(p->bytes_);
+    // UCP allocates the region where it can (UCX_ALLOC_PRIO: System V or POSIX shared memory
+    // first, when such a transport is enabled), so that a receiver on this node can map it and
+    // unpack from it in place (PeerStaging); else ordinary pages, registered by address.
     ucp_mem_map_params_t mp{};
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                    UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
-    mp.address = p->base_;
-    mp.length = static_cast<size_t>(bytes);
+                    UCP_MEM_MAP_PARAM_FIELD_FLAGS | UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+    mp.address = nullptr;
+    mp.length = bytes;
+    mp.flags = UCP_MEM_MAP_ALLOCATE;
     mp.memory_type = UCS_MEMORY_TYPE_HOST;
-    ucs_status_t us = ucp_mem_map(ctx, &mp, &p->memh_);
+    ucp_mem_attr_t attr{};
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
+    if (ucp_mem_map(ctx, &mp, &p->memh_) == UCS_OK) {
+        if (ucp_mem_query(p->memh_, &attr) == UCS_OK) p->base_ = static_cast<char *>(attr.address);
+        else ucp_mem_unmap(ctx, p->memh_), p->memh_ = nullptr;
+    }
+    if (!p->base_) {
+        p->base_ = p->owned_ = static_cast<char *>(std::aligned_alloc(4096, bytes));
+        if (!p->base_) {
+            delete p;
+            return fail(UCXDT_ERR_NO_MEMORY, "staging: cannot allocate " + std::to_string(bytes) + " bytes");
+        }
+    }
+    // Bound before anything touches the pages. Without a GPU (or if it fails) the region stays
+    // pageable, and GPU layouts stage through the synchronous path.
+    int gpus = 0;
+    if (near_gpu >= 0) p->numa_bound_ = cuda::bind_near_gpu(p->base_, bytes, near_gpu);
+    if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0)
+        p->registered_ = cudaHostRegister(p->base_, bytes, cudaHostRegisterPortable) == cudaSuccess;
+    cudaGetLastError();
+    ucs_status_t us = UCS_OK;
+    if (!p->memh_) {
+        mp.field_mask &= ~static_cast<uint64_t>(UCP_MEM_MAP_PARAM_FIELD_FLAGS);
+        mp.address = p->base_;
+        us = ucp_mem_map(ctx, &mp, &p->memh_);
+    }
     void *rkey = nullptr;
     size_t rkey_len = 0;
     if (us == UCS_OK) us = ucp_rkey_pack(ctx, p->memh_, &rkey, &rkey_len);
@@ -52,9 +70,9 @@ ucxdt_status_t StagingPool::create(ucp_context_h ctx, int slots, int64_t slot_by
 }
 
 StagingPool::~StagingPool() {
-    if (memh_) ucp_mem_unmap(ctx_, memh_);
     if (registered_) cudaHostUnregister(base_);
-    std::free(base_);
+    if (memh_) ucp_mem_unmap(ctx_, memh_);  // frees the region when UCP allocated it
+    std::free(owned_);
 }
 
 }  // namespace ucxdt::rndv

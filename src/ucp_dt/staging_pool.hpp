@@ -1,7 +1,8 @@
-// Host staging slots for the rendezvous: one region of slots x slot_bytes, page-locked when a
-// GPU is present (so GPU layouts pack into it with zero copy), placed on the NUMA nodes local
-// to the GPU it serves (hwloc), and registered once with ucp_mem_map, so that a peer can GET
-// from it with one rkey; handed out slot by slot.
+// Host staging slots for the rendezvous: one region of slots x slot_bytes, allocated by UCP
+// (shared memory where a shared-memory transport is enabled, so that a receiver on this node
+// can map it: PeerStaging), page-locked when a GPU is present (so GPU layouts pack into it with
+// zero copy), placed on the NUMA nodes local to the GPU it serves (hwloc), and registered once
+// with ucp_mem_map, so that a peer can GET from it with one rkey; handed out slot by slot.
 #pragma once
 
 #include "slot_list.hpp"
@@ -24,6 +25,7 @@ public:
 
     char *slot(int i) const { return base_ + static_cast<int64_t>(i) * slot_bytes_; }
     char *base() const { return base_; }
+    int64_t bytes() const { return bytes_; }
     /// The packed rkey of the whole region (for an RTS).
     const std::vector<char> &rkey() const { return rkey_; }
 
@@ -39,8 +41,9 @@ public:
 private:
     StagingPool() = default;
     ucp_context_h ctx_ = nullptr;
-    int64_t slot_bytes_ = 0;
+    int64_t slot_bytes_ = 0, bytes_ = 0;
     char *base_ = nullptr;
+    char *owned_ = nullptr;    // allocated here, when UCP could not
     bool registered_ = false;  // page-locked with cudaHostRegister
     bool numa_bound_ = false;
     ucp_mem_h memh_ = nullptr;
