@@ -382,25 +382,36 @@ void many_at_once(Pair &p, const L::TypeDescPtr &t, const L::TypeDescPtr &u, int
 }
 
 // Host staging of GPU layouts with more messages at once than either pool has slots, each of
-// many fragments: sends wait for send slots, receives for receive slots, and the packs and
-// unpacks of different messages run on the GPU's stream while UCP moves other fragments. All
-// complete with their data, and both pools have every slot back.
+// many fragments: sends wait for send slots, receives for receive slots (or, unpacking from the
+// sender's slots in place, for the sender's READY), and the packs and unpacks of different
+// messages run on the GPU's stream while UCP moves other fragments. All complete with their
+// data, and every pool has every slot back.
 TEST(RndvGpu, HostStagedManyOutstanding) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
-    ScopedEnv env{{"UCXDT_CUDA_IPC", "n"}};
-    Pair p{Config{1024, 16384, 2, 8}};
-    ASSERT_EQ(p.error, "");
-    for (int i = 0; i < 200; ++i) p.progress();
-    // 320,000 bytes packed each: 20 fragments of 16 KiB. Every third receive is in host memory,
-    // which the receiver unpacks on the CPU.
-    ASSERT_NO_FATAL_FAILURE(many_at_once(p, doubles(40000, false), L::vector(20000, 2, 3, dbl), 12, 320000, 300, true,
-                                         [](int i) { return i % 3 == 2 ? Mem::host : Mem::cuda; }));
-    const ucxdt::rndv::Worker &sender = internals(p.w[0]), &receiver = internals(p.w[1]);
-    ASSERT_NE(sender.pools[0], nullptr);
-    ASSERT_NE(receiver.pools[1], nullptr);
-    EXPECT_EQ(sender.pools[0]->free_slots(), 8) << "the sender holds host slots after its requests ended";
-    EXPECT_EQ(receiver.pools[1]->free_slots(), 8) << "the receiver holds host slots after its requests ended";
-    EXPECT_FALSE(receiver.gpus.empty()) << "the receiver unpacked synchronously";
+    for (const char *shm : {"n", "y"}) {
+        ScopedEnv env{{"UCXDT_CUDA_IPC", "n"}, {"UCXDT_HOST_SHM", shm}};
+        Pair p{Config{1024, 16384, 2, 8}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        // 320,000 bytes packed each: 20 fragments of 16 KiB. Every third receive is in host
+        // memory, which the receiver unpacks on the CPU.
+        ASSERT_NO_FATAL_FAILURE(many_at_once(p, doubles(40000, false), L::vector(20000, 2, 3, dbl), 12, 320000, 300,
+                                             true, [](int i) { return i % 3 == 2 ? Mem::host : Mem::cuda; }));
+        for (int i = 0; i < 200; ++i) p.progress();  // UCP's last send completions
+        const ucxdt::rndv::Worker &sender = internals(p.w[0]), &receiver = internals(p.w[1]);
+        ASSERT_NE(sender.pools[0], nullptr);
+        EXPECT_TRUE(sender.pools[0]->page_locked());
+        EXPECT_EQ(sender.pools[0]->free_slots(), 8) << "the sender holds host slots after its requests ended";
+        EXPECT_FALSE(receiver.gpus.empty()) << "the receiver unpacked synchronously";
+        if (shm[0] == 'y') {
+            EXPECT_EQ(receiver.host_frags.in_place, 12u * 20) << "the sender's staging was not read in place";
+            EXPECT_EQ(receiver.pools[1], nullptr) << "a receive took slots although it read the sender's in place";
+        } else {
+            ASSERT_NE(receiver.pools[1], nullptr);
+            EXPECT_EQ(receiver.host_frags.in_place, 0u);
+            EXPECT_EQ(receiver.pools[1]->free_slots(), 8) << "the receiver holds host slots after its requests ended";
+        }
+    }
 }
 
 // More GPU messages at once than the receiver has device slots (2 x depth): the first receives

@@ -36,12 +36,14 @@ char *PeerStaging::map(ucp_ep_h ep, uint64_t sender, uint64_t base, int64_t byte
     }
     Region &g = it->second;
     if (!g.local) return nullptr;
-    if (for_gpu && !g.registered) {
+    if (for_gpu && !g.page_locked) {
         if (g.register_failed) return nullptr;
         // Kernels read the slots with zero copy, as they read our own page-locked staging.
-        g.registered = cudaHostRegister(g.local, static_cast<size_t>(g.bytes), cudaHostRegisterPortable) == cudaSuccess;
+        const cudaError_t e = cudaHostRegister(g.local, static_cast<size_t>(g.bytes), cudaHostRegisterPortable);
         cudaGetLastError();
-        if (!g.registered) return g.register_failed = true, nullptr;
+        g.registered = e == cudaSuccess;
+        g.page_locked = g.registered || e == cudaErrorHostMemoryAlreadyRegistered;
+        if (!g.page_locked) return g.register_failed = true, nullptr;
     }
     return g.local;
 }

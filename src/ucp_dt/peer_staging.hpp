@@ -37,7 +37,9 @@ private:
         int64_t bytes = 0;
         ucp_rkey_h rkey = nullptr;
         char *local = nullptr;
-        bool registered = false, register_failed = false;
+        bool registered = false;   // page-locked here (unregistered here)
+        bool page_locked = false;  // here or already
+        bool register_failed = false;
     };
     static void release(Region &g);
     std::unordered_map<uint64_t, Region> regions_;

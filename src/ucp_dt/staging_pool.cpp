@@ -46,8 +46,12 @@ ucxdt_status_t StagingPool::create(ucp_context_h ctx, int slots, int64_t slot_by
     // pageable, and GPU layouts stage through the synchronous path.
     int gpus = 0;
     if (near_gpu >= 0) p->numa_bound_ = cuda::bind_near_gpu(p->base_, bytes, near_gpu);
-    if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0)
-        p->registered_ = cudaHostRegister(p->base_, bytes, cudaHostRegisterPortable) == cudaSuccess;
+    if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0) {
+        // UCX's cuda_copy may have page-locked what UCP allocated (it registers host memory).
+        const cudaError_t e = cudaHostRegister(p->base_, bytes, cudaHostRegisterPortable);
+        p->registered_ = e == cudaSuccess;
+        p->page_locked_ = p->registered_ || e == cudaErrorHostMemoryAlreadyRegistered;
+    }
     cudaGetLastError();
     ucs_status_t us = UCS_OK;
     if (!p->memh_) {

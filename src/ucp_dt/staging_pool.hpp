@@ -34,7 +34,7 @@ public:
     void give(int slot) { free_.give(slot); }
     int free_slots() const { return free_.free_count(); }
     /// Page-locked (cudaHostRegister): GPU kernels and copies reach the slots with zero copy.
-    bool page_locked() const { return registered_; }
+    bool page_locked() const { return page_locked_; }
     /// The pages are bound to the NUMA nodes of a GPU (cuda::bind_near_gpu).
     bool numa_bound() const { return numa_bound_; }
 
@@ -44,7 +44,8 @@ private:
     int64_t slot_bytes_ = 0, bytes_ = 0;
     char *base_ = nullptr;
     char *owned_ = nullptr;    // allocated here, when UCP could not
-    bool registered_ = false;  // page-locked with cudaHostRegister
+    bool registered_ = false;   // page-locked here with cudaHostRegister (unregistered here)
+    bool page_locked_ = false;  // by us or by UCX's cuda_copy when ucp_mem_map allocated it
     bool numa_bound_ = false;
     ucp_mem_h memh_ = nullptr;
     std::vector<char> rkey_;
