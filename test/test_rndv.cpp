@@ -403,7 +403,7 @@ TEST(RndvGpu, HostStagedManyOutstanding) {
         EXPECT_TRUE(sender.pools[0]->page_locked());
         EXPECT_EQ(sender.pools[0]->free_slots(), 8) << "the sender holds host slots after its requests ended";
         EXPECT_FALSE(receiver.gpus.empty()) << "the receiver unpacked synchronously";
-        if (shm[0] == 'y') {
+        if (shm[0] == 'y' && sender.cfg.host_am) {  // UCXDT_HOST_FRAGS=get offers no staging to map
             EXPECT_EQ(receiver.host_frags.in_place, 12u * 20) << "the sender's staging was not read in place";
             EXPECT_EQ(receiver.pools[1], nullptr) << "a receive took slots although it read the sender's in place";
         } else {
