@@ -19,7 +19,11 @@
  * fragments in flight per request), else from the host staging slots it packs them into
  * (UCXDT_PIPELINE_DEPTH slots per request, refilled as UCP completes their sends). The receiver
  * receives each (ucp_am_recv_data_nbx) into its staging, or straight into its buffer when
- * contiguous, and unpacks it. UCXDT_HOST_FRAGS=get keeps the pipeline of Wu et al. instead: the
+ * contiguous, and unpacks it. On one node a non-contiguous sender's RTS also carries the rkey
+ * of its staging, which UCP allocates in shared memory where a shared-memory transport is
+ * enabled; a receiver that can map it (ucp_rkey_ptr) says so in its RTR, and then unpacks each
+ * fragment straight from the sender's slot once READY announces it, and ACKs it (no copy by
+ * the CPU between the processes: UCXDT_HOST_SHM). UCXDT_HOST_FRAGS=get keeps the pipeline of Wu et al. instead: the
  * RTS carries an rkey (ucp_mem_map + ucp_rkey_pack) of the contiguous buffer, or of the staging
  * ring and the slots of the first fragments; the sender announces later ones (READY), and the
  * receiver GETs each (ucp_get_nbx) and acknowledges it. (UCX 1.13's tcp has no GET and emulates
@@ -85,6 +89,10 @@
  *   UCXDT_HOST_FRAGS       am|get: how the fragments of a sender outside CUDA IPC travel, as
  *                          active messages or as the receiver's GETs (default am; the
  *                          sender's setting decides)
+ *   UCXDT_HOST_SHM y/n:    with am, a receiver on the sender's node unpacks from the sender's
+ *                          staging in place when it can map it (default y; both sides' setting
+ *                          must allow it). A mapped region stays mapped, and page-locked for
+ *                          GPU receives, until the sending worker fails or this one is destroyed
  * Eager messages and RTSs of GPU layouts use UCXDT_STAGING_SLOTS page-locked buffers per worker
  * (pageable ones when all are in use), which the GPU packs into and unpacks from directly.
  * ucxdt_worker_print_config prints the values in force.
