@@ -12,25 +12,6 @@ namespace ucxdt::rndv {
 
 namespace {
 
-struct GetCtx {
-    Request *r;
-    int64_t frag;
-    int slot;
-};
-
-void got(void *request, ucs_status_t status, void *user_data) {
-    auto *g = static_cast<GetCtx *>(user_data);
-    Event e;
-    e.kind = Event::get_done;
-    e.req = g->r;
-    e.status = status;
-    e.frag = g->frag;
-    e.slot = g->slot;
-    g->r->worker->events.push_back(e);
-    delete g;
-    if (request) ucp_request_free(request);
-}
-
 // Whether the sent signature (of hdr.packed bytes) equals that of the receive type's first
 // hdr.packed bytes: only whole elements can be compared through the signature hash.
 ucxdt_status_t check_signature(const Request *r, const TagHeader &h) {
@@ -120,10 +101,7 @@ bool Worker::recv_advance(Request *r) {
         if (it == peers.end()) return false;  // its HELLO has not arrived yet
         r->peer = it->second.ep;
     }
-    if (r->status_pending) {
-        if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
-        return true;
-    }
+    if (r->status_pending) return recv_end(r, r->status_pending), true;
     if (r->hdr.ipc) return recv_start_ipc(r);
     if (r->hdr.am_frags && !r->rtr_sent && r->hdr.rkey_len > 0 && cfg.host_shm) {
         // The sender is on this node: read its slots in place if its staging maps here.
@@ -154,16 +132,16 @@ bool Worker::recv_advance(Request *r) {
         char *local = recv_landing(r, k, &slot);
         const uint64_t remote = r->hdr.contig ? r->hdr.remote_addr + k * r->hdr.frag
                                               : r->hdr.remote_addr + r->remote_slots[k] * r->hdr.frag;
-        auto *g = new GetCtx{r, k, slot};
+        auto *g = new FragOp{r, Event::get_done, k, slot};
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-        p.cb.send = got;
+        p.cb.send = frag_op_done;
         p.user_data = g;
         ucs_status_ptr_t s = ucp_get_nbx(r->peer, local, static_cast<size_t>(r->frag_bytes(k)),
                                          remote, r->rkey, &p);
         ++r->next_get, ++r->gets_in_flight, ++r->ucp_ops, ++host_frags.get;
-        if (s == nullptr) got(nullptr, UCS_OK, g);
-        else if (UCS_PTR_IS_ERR(s)) got(nullptr, UCS_PTR_STATUS(s), g);
+        if (s == nullptr) frag_op_done(nullptr, UCS_OK, g);
+        else if (UCS_PTR_IS_ERR(s)) frag_op_done(nullptr, UCS_PTR_STATUS(s), g);
     }
     return true;
 }
@@ -198,11 +176,13 @@ void Worker::recv_on_get(Request *r, const Event &e) {
     recv_frag_done(r);
 }
 
+void Worker::recv_end(Request *r, ucxdt_status_t st) {
+    if (!r->status_pending) r->status_pending = st;
+    if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
+}
+
 void Worker::recv_frag_done(Request *r) {
-    if (r->status_pending) {
-        if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
-        return;
-    }
+    if (r->status_pending) return recv_end(r, r->status_pending);
     if (++r->frags_done == r->nfrags) return recv_finish(r, UCXDT_OK);
     recv_advance(r);
 }
@@ -221,7 +201,7 @@ char *Worker::recv_landing(Request *r, int64_t k, int *slot) {
 
 namespace {
 
-void got_am(void *request, ucs_status_t status, size_t, void *user_data) { got(request, status, user_data); }
+void got_am(void *request, ucs_status_t status, size_t, void *user_data) { frag_op_done(request, status, user_data); }
 
 }  // namespace
 
@@ -241,18 +221,16 @@ bool Worker::recv_advance_am(Request *r) {
         r->arrived.pop_front();
         if (f.frag < 0 || f.frag >= r->nfrags || static_cast<int64_t>(f.length) != r->frag_bytes(f.frag)) {
             drop_frag(f.data);
-            r->status_pending = fail(UCXDT_ERR_UCX, "a fragment of the wrong index or size arrived");
-            if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
-            return true;
+            return recv_end(r, fail(UCXDT_ERR_UCX, "a fragment of the wrong index or size arrived")), true;
         }
         int slot = -1;
         char *dst = recv_landing(r, f.frag, &slot);
-        auto *g = new GetCtx{r, f.frag, slot};
+        auto *g = new FragOp{r, Event::get_done, f.frag, slot};
         ++r->gets_in_flight, ++r->ucp_ops, ++host_frags.am;
         if (!f.rndv) {  // eager: UCP's copy of the data, held since the handler
             std::memcpy(dst, f.data, f.length);
             drop_frag(f.data);
-            got(nullptr, UCS_OK, g);
+            frag_op_done(nullptr, UCS_OK, g);
             continue;
         }
         ucp_request_param_t p{};
@@ -261,8 +239,8 @@ bool Worker::recv_advance_am(Request *r) {
         p.user_data = g;
         p.memory_type = UCS_MEMORY_TYPE_HOST;
         const ucs_status_ptr_t s = ucp_am_recv_data_nbx(ucp_worker, f.data, dst, f.length, &p);
-        if (s == nullptr) got(nullptr, UCS_OK, g);
-        else if (UCS_PTR_IS_ERR(s)) got(nullptr, UCS_PTR_STATUS(s), g);
+        if (s == nullptr) frag_op_done(nullptr, UCS_OK, g);
+        else if (UCS_PTR_IS_ERR(s)) frag_op_done(nullptr, UCS_PTR_STATUS(s), g);
     }
     return true;
 }
@@ -273,22 +251,15 @@ bool Worker::recv_in_place(Request *r) {
         GpuOp op{GpuOp::recv_in_place};
         op.frag = r->next_get++;
         op.slot = r->remote_slots[op.frag];
-        if ((op.slot + int64_t{1}) * r->hdr.frag > r->hdr.staging_bytes) {
-            r->status_pending = fail(UCXDT_ERR_UCX, "a fragment announced outside the sender's staging");
-            if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
-            break;
-        }
+        if ((op.slot + int64_t{1}) * r->hdr.frag > r->hdr.staging_bytes)
+            return recv_end(r, fail(UCXDT_ERR_UCX, "a fragment announced outside the sender's staging")), true;
         char *src = r->peer_slots + op.slot * r->hdr.frag;
         ++r->gets_in_flight, ++host_frags.in_place;
         // On the GPU's stream for a GPU layout, else now by the CPU; the ACK follows (gpu_done).
         const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
             return move_bytes(r, s, src, op.frag * r->hdr.frag, r->frag_bytes(op.frag), false, false);
         });
-        if (st) {
-            --r->gets_in_flight;
-            r->status_pending = st;
-            if (r->gets_in_flight == 0) recv_finish(r, st);
-        }
+        if (st) --r->gets_in_flight, recv_end(r, st);
     }
     return true;
 }

@@ -192,30 +192,8 @@ void Worker::refill(Request *r, int slot) {
 
 // ---- Fragments as active messages ---------------------------------------------------------
 
-namespace {
-
-struct FragSend {
-    AmHeader h;  // lives until the send completes (UCX 1.13 has no COPY_HEADER flag)
-    Request *r;
-};
-
-void frag_sent(void *request, ucs_status_t status, void *user_data) {
-    auto *m = static_cast<FragSend *>(user_data);
-    Event e;
-    e.kind = Event::frag_sent;
-    e.req = m->r;
-    e.status = status;
-    e.frag = m->h.frag_index;
-    e.slot = m->h.slot;
-    m->r->worker->events.push_back(e);
-    delete m;
-    if (request) ucp_request_free(request);
-}
-
-}  // namespace
-
 void Worker::send_host_frag(Request *r, int64_t k, int slot) {
-    auto *m = new FragSend{AmHeader{}, r};
+    auto *m = new FragOp{r, Event::frag_sent, k, slot};
     m->h.kind = AmKind::frag;
     m->h.sreq_id = r->id;
     m->h.rreq_id = r->rreq_id;
@@ -223,7 +201,7 @@ void Worker::send_host_frag(Request *r, int64_t k, int slot) {
     m->h.slot = slot;
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
-    p.cb.send = frag_sent;
+    p.cb.send = frag_op_done;
     p.user_data = m;
     p.memory_type = UCS_MEMORY_TYPE_HOST;
     ++r->ucp_ops;
@@ -233,8 +211,8 @@ void Worker::send_host_frag(Request *r, int64_t k, int slot) {
     // GET of our memory would be emulated where the transport has no GET (UCX 1.13's tcp).
     const ucs_status_ptr_t s = ucp_am_send_nbx(r->ep->ucp_ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h, src,
                                                static_cast<size_t>(r->frag_bytes(k)), &p);
-    if (s == nullptr) frag_sent(nullptr, UCS_OK, m);
-    else if (UCS_PTR_IS_ERR(s)) frag_sent(nullptr, UCS_PTR_STATUS(s), m);
+    if (s == nullptr) frag_op_done(nullptr, UCS_OK, m);
+    else if (UCS_PTR_IS_ERR(s)) frag_op_done(nullptr, UCS_PTR_STATUS(s), m);
 }
 
 void Worker::send_contig_frags(Request *r) {

@@ -164,6 +164,19 @@ void Worker::peer_failed(ucp_ep_h ep) {
     for (uint64_t uuid : lost) give_back_retired(uuid);
 }
 
+void frag_op_done(void *request, ucs_status_t status, void *user_data) {
+    auto *f = static_cast<FragOp *>(user_data);
+    Event e;
+    e.kind = f->kind;
+    e.req = f->r;
+    e.status = status;
+    e.frag = f->frag;
+    e.slot = f->slot;
+    f->r->worker->events.push_back(e);
+    delete f;
+    if (request) ucp_request_free(request);
+}
+
 namespace {
 
 struct AmSend {

@@ -177,6 +177,19 @@ struct Event {
     ucp_ep_h reply_ep = nullptr;  // am_message: the sender; peer_failed: the failed endpoint
 };
 
+/// The context of a UCP operation on one fragment (a GET, or an active message received or
+/// sent): frag_op_done queues event `kind` for r with the fragment, its slot and UCP's status.
+/// An AM send's header lives here until UCP completes it (UCX 1.13 has no COPY_HEADER flag).
+struct FragOp {
+    Request *r;
+    Event::Kind kind;
+    int64_t frag;
+    int slot;
+    AmHeader h{};
+};
+/// UCP's completion callback (ucp_send_nbx_callback_t) of a FragOp `user_data`; frees both.
+void frag_op_done(void *request, ucs_status_t status, void *user_data);
+
 /// A peer worker as its HELLO or HELLO reply describes it.
 struct PeerInfo {
     ucp_ep_h ep = nullptr;  // to reach it (the HELLO's reply endpoint)
@@ -315,6 +328,8 @@ struct Worker {
     /// A fragment of r's host staging has landed (and been unpacked) or failed: finish the
     /// receive, or take the next fragments.
     void recv_frag_done(Request *r);
+    void recv_end(Request *r, ucxdt_status_t st);  // status_pending (the first stays), then the
+                                                   // end once no fragment is in flight
     /// Where fragment k of r lands: the contiguous host buffer, or a free slot (taken, into *slot;
     /// -1 for the buffer). The caller has checked that r->contig or a slot is free.
     char *recv_landing(Request *r, int64_t k, int *slot);
