@@ -67,6 +67,8 @@ struct UnitArgs {
     int64_t offset = 0, end = 0;
     int lanes_log2 = 5;
     bool pack = true;
+    char *twin = nullptr;         // pack only: a second buffer of the same layout, which each
+                                  // byte goes to at its own displacement instead of `packed`
 };
 
 /// Blocks of `block` threads for a grid-stride launch of `threads` threads on the current
@@ -115,6 +117,7 @@ struct PointArgs {
     int64_t offset = 0, end = 0;
     int vec = 1;
     bool pack = true;
+    char *twin = nullptr;                // as in UnitArgs; vec divides its address too
 };
 
 cudaError_t launch_point(const PointArgs &args, cudaStream_t stream);

@@ -55,7 +55,7 @@ __global__ void point_kernel(const __grid_constant__ PointArgs a) {
             node = e.node;
         }
         char *lay = at(a.layout, disp);
-        char *pk = a.packed + (pos - a.offset);
+        char *pk = a.twin ? at(a.twin, disp) : a.packed + (pos - a.offset);
         if (PACK) *reinterpret_cast<Vec *>(pk) = *reinterpret_cast<const Vec *>(lay);
         else *reinterpret_cast<Vec *>(lay) = *reinterpret_cast<const Vec *>(pk);
     }

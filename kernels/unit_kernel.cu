@@ -22,8 +22,9 @@ __global__ void unit_kernel(const __grid_constant__ UnitArgs a) {
         const int64_t p0 = static_cast<int64_t>(outer) * a.unit_size + u.dst;
         const int64_t lo = max(p0, a.offset), hi = min(p0 + u.len, a.end);
         if (lo >= hi) continue;
-        char *lay = at(a.layout, a.base + outer_disp(a.dims, outer) + u.src + (lo - p0));
-        char *pk = at(a.packed, lo - a.offset);
+        const int64_t disp = a.base + outer_disp(a.dims, outer) + u.src + (lo - p0);
+        char *lay = at(a.layout, disp);
+        char *pk = a.twin ? at(a.twin, disp) : at(a.packed, lo - a.offset);
         if (PACK) copy_span(pk, lay, hi - lo, lane, lanes);
         else copy_span(lay, pk, hi - lo, lane, lanes);
     }

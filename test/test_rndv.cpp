@@ -75,12 +75,13 @@ public:
 // `rdev`: the CUDA device of a GPU receive buffer (default: the current one).
 std::string run_case(Pair &p, const L::TypeDescPtr &send, const L::TypeDescPtr &recv, int64_t count,
                      uint64_t seed, bool unexpected = false, Mem smem = Mem::host, Mem rmem = Mem::host,
-                     int rdev = -1) {
+                     int rdev = -1, int64_t rcount = -1) {
+    if (rcount < 0) rcount = count;  // else elements of `recv` received, of the same signature
     Type st(*send), rt(*recv);
     int64_t size = 0;
     ucxdt_type_size(st.h, &size);
     const int64_t total = size * count;
-    Buffer src(*send, count, seed), dst(*recv, count, ~seed);
+    Buffer src(*send, count, seed), dst(*recv, rcount, ~seed);
     const std::vector<std::byte> sent = packed(*send, src.ptr(), count, total), poison = dst.bytes;
     int current = 0;
     cudaGetDevice(&current);
@@ -89,11 +90,11 @@ std::string run_case(Pair &p, const L::TypeDescPtr &send, const L::TypeDescPtr &
     Placed dst_at(dst, rmem);
     cudaSetDevice(current);
     ucxdt_status_ptr_t rreq = nullptr, sreq;
-    if (!unexpected) rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), count, rt.h, 42, ~0ull, nullptr);
+    if (!unexpected) rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), rcount, rt.h, 42, ~0ull, nullptr);
     sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), count, st.h, 42, nullptr);
     if (unexpected) {
         for (int i = 0; i < 100; ++i) p.progress();
-        rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), count, rt.h, 42, ~0ull, nullptr);
+        rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), rcount, rt.h, 42, ~0ull, nullptr);
     }
     const int rs = p.wait(rreq), ss = p.wait(sreq);
     const std::string where = std::string(mem_name(smem)) + " to " + mem_name(rmem) + " (" +
@@ -101,7 +102,7 @@ std::string run_case(Pair &p, const L::TypeDescPtr &send, const L::TypeDescPtr &
     if (ss != UCXDT_OK) return where + "send: " + status_name(ss);
     if (rs != UCXDT_OK) return where + "receive: " + status_name(rs);
     dst_at.fetch();
-    const std::string bad = check_received(*recv, count, dst, poison, sent, total);
+    const std::string bad = check_received(*recv, rcount, dst, poison, sent, total);
     return bad.empty() ? bad : where + bad;
 }
 
@@ -462,6 +463,51 @@ TEST(RndvGpu, StridedIntoStridedRunByRun) {
         const auto &gpus = internals(p.w[1]).gpus;
         const bool staged = std::any_of(gpus.begin(), gpus.end(), [](const auto &g) { return g.second->allocated(); });
         EXPECT_EQ(staged, std::string(on) == "n") << "the receiver's device staging, UCXDT_IPC_STRIDED_COPY=" << on;
+    }
+}
+
+// A block-list sender whose receive layout is the same block list copies each byte to its own
+// displacement in the receive buffer: one kernel, no staging on either side. Layouts of the
+// work-unit kernel (rows of T, a struct of subarrays) and of the point kernel (single doubles),
+// data below the buffer pointer, count > 1; a receive of the same signature in another layout
+// still goes by push.
+TEST(RndvGpu, SameBlockListByteForByte) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    std::vector<int64_t> singles;
+    for (int64_t i = 0; i < 3000; ++i) singles.push_back(3 * i + i % 5);
+    L::Layout tri, wrf;
+    std::string err;
+    ASSERT_TRUE(L::resolve_layout("triangular:n=300", &tri, &err)) << err;
+    ASSERT_TRUE(L::resolve_layout("wrf_y_sa", &wrf, &err)) << err;
+    const std::pair<L::TypeDescPtr, int64_t> same[] = {
+        {tri.type, tri.count},
+        {wrf.type, wrf.count},
+        {L::indexed_block(1, singles, dbl), 2},
+        {L::resized(L::indexed({40, 7, 300}, {-60, 0, 19}, dbl), -480, 3200), 4},
+    };
+    // Two elements of a type into one of its two-element contiguous type: the same block list.
+    const auto pair_of = L::contiguous(2, same[3].first);
+    for (const char *on : {"y", "n"}) {
+        ScopedEnv env{{"UCXDT_IPC_SAME_LAYOUT_COPY", on}, {"UCXDT_CUDA_IPC", "y"}};
+        Pair p{Config{1024, 16384, 2, 8}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        for (size_t i = 0; i < std::size(same); ++i)
+            EXPECT_EQ(run_case(p, same[i].first, same[i].first, same[i].second, 0x5a0 + i, i % 2 == 1, Mem::cuda,
+                               Mem::cuda),
+                      "")
+                << short_desc(*same[i].first) << " x " << same[i].second << ", UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+        EXPECT_EQ(run_case(p, same[3].first, pair_of, 2, 0x5ae, false, Mem::cuda, Mem::cuda, -1, 1), "")
+            << "two elements into one of contiguous(2), UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+        const auto &gpus = internals(p.w[1]).gpus;
+        const bool staged = std::any_of(gpus.begin(), gpus.end(), [](const auto &g) { return g.second->allocated(); });
+        EXPECT_EQ(staged, std::string(on) == "n") << "the receiver's device staging, UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+        // The same signature in other block lists: one displacement or two lengths differ.
+        const auto rows = L::indexed({100, 200, 300}, {0, 150, 400}, dbl);
+        for (const auto &other : {L::indexed({100, 200, 300}, {0, 160, 400}, dbl),
+                                  L::indexed({100, 201, 299}, {0, 150, 400}, dbl)})
+            EXPECT_EQ(run_case(p, rows, other, 3, 0x5af, false, Mem::cuda, Mem::cuda), "")
+                << "into " << short_desc(*other) << ", UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
     }
 }
 

@@ -40,7 +40,10 @@
  * waits for the receiver's RTR: a contiguous GPU receiver passes its own buffer, which the
  * sender packs straight into; a strided GPU receiver whose runs have the length of the
  * sender's strided runs passes its buffer and layout, and the sender copies each run into it
- * (one kernel or 2-D copy, no staging); any other non-contiguous GPU receiver grants slots of
+ * (one kernel or 2-D copy, no staging); a GPU receiver whose layout is the sender's block list
+ * (equal layout hashes: the same blocks at the same displacements, however the types were
+ * built) passes its buffer, and the sender copies each byte to its own displacement there (one
+ * kernel, no staging); any other non-contiguous GPU receiver grants slots of
  * its own device staging, which the sender packs fragments into over the link and the receiver unpacks from
  * locally (waiting for a slot when all are in use); a receiver in host memory asks for
  * fragments that the sender packs into its own device staging and the receiver unpacks from
@@ -84,6 +87,8 @@
  *                          which balances overlap against per-fragment costs (rndv_ipc.cpp).
  *                          The worker's device staging is 2 x UCXDT_PIPELINE_DEPTH of these per
  *                          GPU, allocated on the first non-contiguous GPU transfer over CUDA IPC.
+ *   UCXDT_IPC_SAME_LAYOUT_COPY y/n: a block-list sender copies byte for byte into a receive
+ *                          layout of the same block list (default y)
  *   UCXDT_IPC_STRIDED_COPY y/n: a strided sender copies run by run into a strided receive
  *                          layout of the same run length (default y)
  *   UCXDT_HOST_FRAGS       am|get: how the fragments of a sender outside CUDA IPC travel, as

@@ -52,18 +52,38 @@ bool regular_runs(const std::vector<int64_t> &disp, const std::vector<int64_t> &
     return true;
 }
 
+// 64 bits of a block list's layout (its base, dims and units), for a peer to tell whether its
+// plan moves the same byte addresses (the rendezvous's same-layout copy). Each word goes
+// through splitmix64's finalizer before it is folded in, so that the order counts.
+uint64_t layout_hash(const Plan &p) {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    auto mix = [&h](int64_t v) {
+        uint64_t z = static_cast<uint64_t>(v) + h + 0x9e3779b97f4a7c15ull;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        h = (z ^ (z >> 31)) * 0x100000001b3ull + (h << 7 | h >> 57);
+    };
+    mix(p.base);
+    mix(static_cast<int64_t>(p.dims.size()));
+    for (const Plan::Dim &d : p.dims) mix(d.count), mix(d.stride);
+    mix(static_cast<int64_t>(p.disp.size()));
+    for (size_t j = 0; j < p.disp.size(); ++j) mix(p.disp[j]), mix(p.len[j]);
+    return h | 1;  // never 0, which means "no hash"
+}
+
 ucxdt_status_t build_plan(const Type &t, int64_t count, Plan &p) {
     int64_t total, span;
     if (!checked_mul(count, t.size, &total))
         return fail(UCXDT_ERR_OVERFLOW, "count x type size overflows int64");
     // Every byte address of the plan must fit in int64: the last element's data span.
-    int64_t lo, hi;
+    int64_t lo = 0, hi = 0;
     if (count > 0 && (!checked_mul(count - 1, t.extent(), &span) ||
                       !checked_add(std::min<int64_t>(0, span), t.true_lb, &lo) ||
                       !checked_add(std::max<int64_t>(0, span), t.true_ub, &hi)))
         return fail(UCXDT_ERR_OVERFLOW, "count x extent overflows int64");
     p.count = count;
     p.packed_size = total;
+    p.data_lo = lo, p.data_hi = hi;
     if (total == 0) return UCXDT_OK;
 
     NodePtr node = layout::strided(count, t.extent(), t.layout());
@@ -109,6 +129,7 @@ ucxdt_status_t build_plan(const Type &t, int64_t count, Plan &p) {
         for (const auto &d : p.dims)
             if (d.count != 1) dims.push_back(d);
         p.dims = std::move(dims);
+        p.layout_hash = layout_hash(p);
     }
     for (const auto &d : p.dims) p.num_blocks *= d.count;
     return UCXDT_OK;

@@ -35,6 +35,10 @@ struct Plan {
     NodePtr unit_node;        // BLOCK_LIST: the layout the unit list was flattened from
     int64_t unit_size = 0;    // packed bytes per outer index
     int64_t num_blocks = 0;   // runs in the whole plan
+    int64_t data_lo = 0, data_hi = 0;  // bytes [data_lo, data_hi) from the buffer pointer hold
+                                       // every byte of the type map (true lb and ub of count)
+    uint64_t layout_hash = 0;  // BLOCK_LIST: hash of base, dims and the unit list; two plans
+                               // of equal hash and packed size move the same byte addresses
 };
 
 /// Byte displacement of the plan's first packed byte: a byte of the type map, unlike `base`

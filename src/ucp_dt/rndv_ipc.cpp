@@ -7,6 +7,8 @@
 //   both strided, runs of one length: the RTR carries the receiver's first run and the shape of
 //                        its layout, and the sender copies each run into the run of the same
 //                        index (one GPU operation in all, where pack and unpack take two);
+//   one block list on both sides (equal layout hashes): the RTR carries the receiver's lowest
+//                        byte, and the sender copies each byte to its own displacement there;
 //   neither:             push: the RTR and then ACKs grant slots of the receiver's device
 //                        staging; the sender packs the next fragment into each granted slot
 //                        through the mapping and sends READY when the GPU is done; the receiver
@@ -121,6 +123,7 @@ bool Worker::send_start_ipc(Request *r) {
         ref = r->dev->ref();
         h.frag = ipc_frag(cfg, r->packed);
         h.run_len = cfg.ipc_strided && shape_fits(*r->plan) ? r->plan->block_len : 0;
+        h.layout_hash = cfg.ipc_same_layout && r->plan->cls == UCXDT_PLAN_BLOCK_LIST ? r->plan->layout_hash : 0;
     }
     r->ipc = true;
     h.kind = TagKind::rts;
@@ -162,6 +165,20 @@ void Worker::send_on_rtr(const Event &e) {
             cuda::DeviceGuard g(r->gpu);
             if (ucxdt_status_t gs = g.status()) return gs;
             return cuda::copy_layouts_async(*r->plan, r->buffer, to, r->peer_mem, r->gpu, *s, r->peer_gpu);
+        });
+        if (st) send_fail(r, st);
+        return;
+    }
+    if (h.direct == 3) {
+        // The receiver's layout is ours: each byte to its own displacement from the receive
+        // buffer, whose byte at displacement h.offset (its lowest of data) the mapping starts at.
+        if (r->plan->cls != UCXDT_PLAN_BLOCK_LIST || r->hdr.layout_hash == 0)
+            return send_fail(r, fail(UCXDT_ERR_UCX, "an RTR for a same-layout copy that the send did not offer"));
+        char *to = at(r->peer_mem, -static_cast<int64_t>(h.offset));
+        const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
+            cuda::DeviceGuard g(r->gpu);
+            if (ucxdt_status_t gs = g.status()) return gs;
+            return cuda::copy_same_layout_async(*r->plan, r->buffer, to, r->gpu, *s);
         });
         if (st) send_fail(r, st);
         return;
@@ -221,6 +238,8 @@ bool Worker::recv_start_ipc(Request *r) {
         rtr.direct = 1;
     } else if (clear_error(), strided_offer(r, &rtr, &shape)) {
         rtr.direct = 2;
+    } else if (same_layout_offer(r, &rtr)) {
+        rtr.direct = 3;
     } else {
         switch (recv_start_push(r)) {
         case Push::started: return true;
@@ -255,6 +274,25 @@ bool Worker::strided_offer(Request *r, AmHeader *rtr, StridedShape *shape) {
     shape->packed = p.packed_size;
     shape->ndims = static_cast<int32_t>(p.dims.size());
     for (size_t k = 0; k < p.dims.size(); ++k) shape->dims[k] = {p.dims[k].count, p.dims[k].stride};
+    return true;
+}
+
+bool Worker::same_layout_offer(Request *r, AmHeader *rtr) {
+    // A block list into the same block list (application layouts such as T and WRF's structs of
+    // subarrays, sent and received alike): one kernel, where pack and unpack take two and
+    // stage every byte in between.
+    const Plan &p = *r->plan;
+    if (!cfg.ipc_same_layout || r->gpu < 0 || p.cls != UCXDT_PLAN_BLOCK_LIST || r->hdr.layout_hash == 0 ||
+        r->hdr.layout_hash != p.layout_hash || p.packed_size != r->hdr.packed)
+        return false;
+    if (cuda::ipc_export(at(r->buffer, p.data_lo), &rtr->ref)) return clear_error(), false;
+    // Every byte of the layout must lie in the allocation that the reference maps.
+    const auto off = static_cast<int64_t>(rtr->ref.offset), bytes = static_cast<int64_t>(rtr->ref.alloc_bytes);
+    if (p.data_hi - p.data_lo > bytes - off) {
+        rtr->ref = {};
+        return false;
+    }
+    rtr->offset = static_cast<uint64_t>(p.data_lo);
     return true;
 }
 

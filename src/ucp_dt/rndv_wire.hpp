@@ -36,6 +36,8 @@ struct TagHeader {
     uint32_t rkey_len;      // RTS: bytes of packed rkey after the slot list
     int64_t run_len;        // IPC RTS: the sender's layout is strided with runs of this many
                             // bytes and can be copied run by run into a receiver's (0: not)
+    uint64_t layout_hash;   // IPC RTS: the sender's layout is a block list of this Plan::layout_hash,
+                            // which a receive of the same plan may take byte for byte (0: not)
     int64_t staging_bytes;  // RTS with am_frags and an rkey (a receiver on the sender's node):
                             // the sender's staging region, remote_addr and this many bytes,
                             // which the receiver may map and read in place (PeerStaging)
@@ -81,7 +83,10 @@ struct AmHeader {
     AmKind kind;
     uint8_t ipc;        // hello: CUDA IPC is enabled on the sending worker
     uint8_t direct;     // rtr: 1: `ref` is the receiver's contiguous buffer; 2: its first run,
-                        // of the strided layout that the message's data (StridedShape) gives
+                        // of the strided layout that the message's data (StridedShape) gives;
+                        // 3: byte `offset` (Plan::data_lo, its lowest of data) of a receive
+                        // layout of the sender's layout_hash, which takes each byte at its own
+                        // displacement
     uint8_t push;       // rtr, ack: a grant of a slot of the receiver's device staging
     int32_t status;
     uint64_t uuid;      // hello: the sender's worker
@@ -93,6 +98,7 @@ struct AmHeader {
     uint64_t node;      // hello: the sending node (host, boot and network namespace)
     uint64_t ep_id;     // hello: the ucxdt endpoint that sent it
     uint64_t offset;    // ready (IPC path): byte offset of the slot in the sender's staging;
+                        // rtr with direct == 3: the displacement that `ref` points at;
                         // grant (push): byte offset of the slot in the receiver's staging
     cuda::IpcRef ref;   // rtr: the receiver's buffer (direct) or device staging (push)
 };

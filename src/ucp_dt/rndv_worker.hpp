@@ -30,6 +30,8 @@ struct Config {
     bool ipc = true;                 // UCXDT_CUDA_IPC
     int64_t ipc_frag_max = 32 << 20;  // UCXDT_IPC_FRAG_SIZE: largest fragment (device staging slot)
     bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
+    bool ipc_same_layout = true;      // UCXDT_IPC_SAME_LAYOUT_COPY: a block list into the same
+                                      // block list, each byte to its own displacement
     bool host_am = true;              // UCXDT_HOST_FRAGS=am: a staged sender sends its fragments
                                       // as active messages (get: the receiver GETs them)
     bool host_shm = true;             // UCXDT_HOST_SHM: a receiver on the sender's node unpacks
@@ -293,6 +295,7 @@ struct Worker {
     /// Whether r's sender may copy its strided layout run by run into r's: then fills the RTR's
     /// reference and the shape (false, with no error left, when not).
     bool strided_offer(Request *r, AmHeader *rtr, StridedShape *shape);
+    bool same_layout_offer(Request *r, AmHeader *rtr);
     ucxdt_status_t recv_grant(Request *r, int slot, AmKind kind);  // the slot takes fragment next_get
     AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields
     ucxdt_status_t map_peer(Request *r, const cuda::IpcRef &ref, uint64_t peer_uuid, const PeerInfo &p);

@@ -171,7 +171,7 @@ ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t
 // Work items [first_item, last_item) of the window [offset, offset + length), on units `u`.
 ucxdt_status_t unit_launch(const Plan &p, const DeviceUnits &u, char *layout, char *packed,
                            int64_t offset, int64_t length, bool pack, cudaStream_t stream,
-                           uint64_t first_item, uint64_t last_item) {
+                           uint64_t first_item, uint64_t last_item, char *twin) {
     const uint64_t n = u.count;
     return split_dims(p, offset, offset + length, packed,
                       [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
@@ -187,6 +187,7 @@ ucxdt_status_t unit_launch(const Plan &p, const DeviceUnits &u, char *layout, ch
         a.end = hi;
         a.lanes_log2 = u.lanes_log2;
         a.pack = pack;
+        a.twin = twin;
         // With one outer index, items are units and the last item bounds the units cut so far.
         const uint64_t filled = p.dims.empty() ? std::min<uint64_t>(last_item, n) : n;
         const int64_t o0 = lo / p.unit_size, o1 = (hi - 1) / p.unit_size;
@@ -202,8 +203,10 @@ ucxdt_status_t unit_launch(const Plan &p, const DeviceUnits &u, char *layout, ch
     });
 }
 
+// twin: see kernels::UnitArgs (then `packed` is unused).
 ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
-                           int64_t length, bool pack, int device, cudaStream_t stream) {
+                           int64_t length, bool pack, int device, cudaStream_t stream,
+                           char *twin = nullptr) {
     std::shared_ptr<const DeviceUnits> units;
     bool fresh = false, chunked = false;
     // With one outer index, work item i is unit i: the first use can pack each chunk of
@@ -212,17 +215,18 @@ ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t of
     if (p.dims.empty())
         on_chunk = [&](const DeviceUnits &u, uint64_t first, uint64_t last) {
             chunked = true;
-            return unit_launch(p, u, layout, packed, offset, length, pack, stream, first, last);
+            return unit_launch(p, u, layout, packed, offset, length, pack, stream, first, last, twin);
         };
     if (ucxdt_status_t st = device_units(p, device, &stream, on_chunk, &units, &fresh)) return st;
     hold_for_graphs(stream, units);
     if (chunked) return UCXDT_OK;
     if (ucxdt_status_t st = wait_ready(*units, stream)) return st;
-    return unit_launch(p, *units, layout, packed, offset, length, pack, stream, 0, UINT64_MAX);
+    return unit_launch(p, *units, layout, packed, offset, length, pack, stream, 0, UINT64_MAX, twin);
 }
 
 ucxdt_status_t point_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
-                            int64_t length, bool pack, int device, cudaStream_t stream) {
+                            int64_t length, bool pack, int device, cudaStream_t stream,
+                            char *twin = nullptr) {
     std::shared_ptr<const DeviceTree> tree;
     if (ucxdt_status_t st = device_tree(p, device, &tree)) return st;
     hold_for_graphs(stream, tree);
@@ -240,8 +244,9 @@ ucxdt_status_t point_kernel(const Plan &p, char *layout, char *packed, int64_t o
         a.offset = lo;
         a.end = hi;
         a.pack = pack;
+        a.twin = twin;
         int vec = widest_dividing({tree->align, base, lo, hi, reinterpret_cast<intptr_t>(layout),
-                                   reinterpret_cast<intptr_t>(pk)});
+                                   reinterpret_cast<intptr_t>(twin ? twin : pk)});
         for (int k = 0; k < a.dims.n; ++k) vec = std::min(vec, widest_dividing({a.dims.stride[k]}));
         a.vec = vec;
         return check(kernels::launch_point(a, stream), "point-based pack kernel launch");
@@ -326,6 +331,20 @@ ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &
                                                       true, &to),
                                          stream),
                  "strided layout-to-layout kernel launch");
+}
+
+ucxdt_status_t copy_same_layout_async(const Plan &p, char *from_buf, char *to_buf, int device,
+                                      cudaStream_t stream) {
+    if (p.cls != UCXDT_PLAN_BLOCK_LIST)
+        return fail(UCXDT_ERR_INVALID_PARAM, "a same-layout copy takes a block-list plan");
+    if (p.packed_size == 0) return UCXDT_OK;
+    ucxdt_gpu_method_t method;
+    if (ucxdt_status_t st = choose_method(p, device, true, &method)) return st;
+    // The whole packed stream as one window, every byte to its own displacement from to_buf
+    // (which also stands, unused, for the packed buffer).
+    if (method == UCXDT_GPU_METHOD_POINT_KERNEL)
+        return point_kernel(p, from_buf, to_buf, 0, p.packed_size, true, device, stream, to_buf);
+    return unit_kernel(p, from_buf, to_buf, 0, p.packed_size, true, device, stream, to_buf);
 }
 
 ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t offset,

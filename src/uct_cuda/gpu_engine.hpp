@@ -32,6 +32,14 @@ bool strided_pair(const Plan &from, const Plan &to);
 ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &to, char *to_buf, int device,
                                   cudaStream_t stream, bool peer);
 
+/// Enqueues on `stream` the copy of every byte of (from_buf, p) to the same displacement from
+/// `to_buf`: the same bytes as packing from `from_buf` and unpacking into `to_buf`, without a
+/// packed stream in between. For BLOCK_LIST plans (UCXDT_ERR_INVALID_PARAM otherwise): the work-
+/// unit or point kernel with the second buffer in place of the packed one. Both buffers must be
+/// accessible from `device`, which must be current. Writes only bytes of p's type map.
+ucxdt_status_t copy_same_layout_async(const Plan &p, char *from_buf, char *to_buf, int device,
+                                      cudaStream_t stream);
+
 /// The kernel path alone, for STRIDED and CONTIGUOUS plans (calibration, tests).
 ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
                                   int64_t length, bool pack, cudaStream_t stream);
