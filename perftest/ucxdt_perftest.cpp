@@ -121,7 +121,8 @@ void usage() {
         "     -O <n>         tag_bw: messages in flight on each side (1); ucx_perftest's tag_bw\n"
         "                    keeps 32 (its -O). Above 1, a message's latency is the time since\n"
         "                    the previous completion, the percentile is over those\n"
-        "     -c             verify every iteration (default: the first and the last)\n"
+        "     -c             verify every timed iteration (default: the first of the run,\n"
+        "                    which is the first warm-up one when -w > 0, and the last)\n"
         "     -R <rank>      percentile rank of the latency percentile (50.0)\n"
         "     -p <port>      TCP port for the out-of-band exchange (13337)\n"
         "     -G <gpu>       CUDA device of this process's buffers (default: the current one);\n"
@@ -281,7 +282,12 @@ struct Side {
     }
 };
 
-bool checked(const Params &p, long it) { return p.check_all || it == 0 || it == p.iters - 1; }
+// The iterations verified: the first of the run (of the warm-up, when there is one), the last,
+// and with -c every timed one. Not the first timed one by default: a check leaves both GPUs idle
+// for milliseconds, and the first GPU operation across NVLink after 50 ms idle took 230-240 us
+// against 33-54 us on two H200s (performance.md, run 16), which ucx_perftest's run never pays.
+// Check time inside the timed run is excluded from it.
+bool checked(const Params &p, long it) { return it == -p.warmup || it == p.iters - 1 || (p.check_all && it >= 0); }
 
 // ---- Out-of-band socket --------------------------------------------------------------------
 
@@ -572,14 +578,14 @@ void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, 
     };
     for (long i = -p.warmup; i < p.iters; ++i) {
         if (i == 0) drain(), t_start = last_done = now_s();
-        const bool chk = i >= 0 && checked(p, i);
+        const bool chk = checked(p, i);
         if (chk) {
             drain();
             const double t0 = now_s();
             if (client) snd.fill_pattern(i);
             else rcv.fill_poison();
             barrier(fd);
-            excluded += now_s() - t0;
+            if (i >= 0) excluded += now_s() - t0;
         }
         while (static_cast<long>(flight.size()) >= p.window) reap_oldest();
         const double posted = now_s();
@@ -593,7 +599,7 @@ void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, 
                 ++r.checks;
             }
             barrier(fd);
-            excluded += now_s() - t1;
+            if (i >= 0) excluded += now_s() - t1;
         }
         if (client && i >= 0) prog.tick(i + 1, p.iters);
     }
@@ -613,14 +619,15 @@ void run_lat(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, Side *echo, 
     double excluded = 0, t_start = 0;
     for (long i = -p.warmup; i < p.iters; ++i) {
         if (i == 0) t_start = now_s();
-        const bool chk = i >= 0 && checked(p, i);
+        const bool chk = checked(p, i);
         double t0 = now_s();
         if (chk) {
             if (client) snd.fill_pattern(i), echo->fill_poison();
             else rcv.fill_poison();
             barrier(fd);
             const double t1 = now_s();
-            excluded += t1 - t0, t0 = t1;
+            if (i >= 0) excluded += t1 - t0;
+            t0 = t1;
         }
         if (client) {
             send_side(u, p, snd, u.send_dt, stage);
@@ -636,7 +643,7 @@ void run_lat(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, Side *echo, 
             record_failure(r, i, client ? echo->check(expect) : rcv.check(expect));
             ++r.checks;
             barrier(fd);
-            excluded += now_s() - t1;
+            if (i >= 0) excluded += now_s() - t1;
         }
         if (client && i >= 0) prog.tick(i + 1, p.iters);
     }
@@ -661,7 +668,7 @@ void run_local(const Params &p, Side &snd, Side &rcv, Result &r) {
     std::vector<std::byte> expect;  // outside the loop: freeing it is not the engine's time
     for (long i = -p.warmup; i < p.iters; ++i) {
         if (i == 0) t_start = now_s();
-        const bool chk = i >= 0 && checked(p, i);
+        const bool chk = checked(p, i);
         double t0 = now_s();
         if (chk) {
             expect = snd.expected_stream(i);
@@ -672,7 +679,8 @@ void run_local(const Params &p, Side &snd, Side &rcv, Result &r) {
                 packed.from_host(expect.data());
             }
             const double t1 = now_s();
-            excluded += t1 - t0, t0 = t1;
+            if (i >= 0) excluded += t1 - t0;
+            t0 = t1;
         }
         op();
         const double t1 = now_s();
@@ -688,7 +696,7 @@ void run_local(const Params &p, Side &snd, Side &rcv, Result &r) {
             }
             record_failure(r, i, e);
             ++r.checks;
-            excluded += now_s() - t1;
+            if (i >= 0) excluded += now_s() - t1;
         }
         if (i >= 0) prog.tick(i + 1, p.iters);
     }
@@ -729,7 +737,7 @@ Summary summarize(const Params &p, const Result &r, int64_t bytes) {
 
 std::string verified_text(const Params &p, const Result &r, long peer_checks) {
     char b[512];
-    const std::string which = p.check_all ? "every iteration" : "first and last iterations";
+    const std::string which = p.check_all ? "first and every timed iteration" : "first and last iterations";
     if (p.test == "pack" || p.test == "unpack")
         std::snprintf(b, sizeof b, "%s (%ld checks against the reference type-map walker)",
                       which.c_str(), r.checks);
