@@ -197,6 +197,12 @@ TEST_F(Rndv, GpuApplicationLayouts) {
 // The worker behind a handle (ucxdt_worker derives from it alone), to see which staging it made.
 const ucxdt::rndv::Worker &internals(ucxdt_worker_h w) { return *reinterpret_cast<const ucxdt::rndv::Worker *>(w); }
 
+// Whether worker w allocated the device staging of the CUDA IPC path on any GPU.
+bool ipc_staged(ucxdt_worker_h w) {
+    const auto &gpus = internals(w).gpus;
+    return std::any_of(gpus.begin(), gpus.end(), [](const auto &g) { return g.second->allocated(); });
+}
+
 // Sets environment variables for the workers a test creates, and restores them after.
 class ScopedEnv {
 public:
@@ -330,8 +336,7 @@ void gpu_path_cases(bool ipc) {
         // Host staging packs on the GPU's stream; device slots are for CUDA IPC only.
         EXPECT_FALSE(sender.gpus.empty()) << "GPU layouts were staged through the host synchronously";
         for (int k = 0; k < 2; ++k)
-            for (const auto &[device, g] : internals(p.w[k]).gpus)
-                EXPECT_FALSE(g->allocated()) << "worker " << k << ": CUDA IPC staging was made with UCXDT_CUDA_IPC=n";
+            EXPECT_FALSE(ipc_staged(p.w[k])) << "worker " << k << ": CUDA IPC staging was made with UCXDT_CUDA_IPC=n";
         int device = 0;
         cudaGetDevice(&device);
         EXPECT_EQ(check_numa_placement(*sender.pools[0], 8 * 16384, device), "");
@@ -460,9 +465,7 @@ TEST(RndvGpu, StridedIntoStridedRunByRun) {
             EXPECT_EQ(run_case(p, cases[i].first, cases[i].second, 1, 0x5e0 + i, i % 2 == 1, Mem::cuda, Mem::cuda), "")
                 << short_desc(*cases[i].first) << " into " << short_desc(*cases[i].second) << ", "
                 << "UCXDT_IPC_STRIDED_COPY=" << on;
-        const auto &gpus = internals(p.w[1]).gpus;
-        const bool staged = std::any_of(gpus.begin(), gpus.end(), [](const auto &g) { return g.second->allocated(); });
-        EXPECT_EQ(staged, std::string(on) == "n") << "the receiver's device staging, UCXDT_IPC_STRIDED_COPY=" << on;
+        EXPECT_EQ(ipc_staged(p.w[1]), std::string(on) == "n") << "the receiver's device staging, UCXDT_IPC_STRIDED_COPY=" << on;
     }
 }
 
@@ -499,9 +502,8 @@ TEST(RndvGpu, SameBlockListByteForByte) {
                 << short_desc(*same[i].first) << " x " << same[i].second << ", UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
         EXPECT_EQ(run_case(p, same[3].first, pair_of, 2, 0x5ae, false, Mem::cuda, Mem::cuda, -1, 1), "")
             << "two elements into one of contiguous(2), UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
-        const auto &gpus = internals(p.w[1]).gpus;
-        const bool staged = std::any_of(gpus.begin(), gpus.end(), [](const auto &g) { return g.second->allocated(); });
-        EXPECT_EQ(staged, std::string(on) == "n") << "the receiver's device staging, UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+        EXPECT_EQ(ipc_staged(p.w[1]), std::string(on) == "n")
+            << "the receiver's device staging, UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
         // The same signature in other block lists: one displacement or two lengths differ.
         const auto rows = L::indexed({100, 200, 300}, {0, 150, 400}, dbl);
         for (const auto &other : {L::indexed({100, 200, 300}, {0, 160, 400}, dbl),

@@ -77,6 +77,19 @@ bool run_span(const Plan &p, int64_t *lo, int64_t *hi) {
     return true;
 }
 
+// Exports the device memory at `ptr` into *ref when bytes [ptr + lo, ptr + hi) all lie in the
+// allocation that the reference maps (a layout the peer will write through it); else false,
+// with *ref cleared and no error left behind.
+bool export_covering(char *ptr, int64_t lo, int64_t hi, cuda::IpcRef *ref) {
+    if (cuda::ipc_export(ptr, ref)) return clear_error(), false;
+    const auto off = static_cast<int64_t>(ref->offset), bytes = static_cast<int64_t>(ref->alloc_bytes);
+    if (off + lo < 0 || off + hi > bytes) {
+        *ref = {};
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 int64_t Worker::ipc_frag(const Config &c, int64_t packed) {
@@ -262,13 +275,7 @@ bool Worker::strided_offer(Request *r, AmHeader *rtr, StridedShape *shape) {
         return false;
     int64_t lo = 0, hi = 0;
     if (!run_span(p, &lo, &hi)) return false;
-    if (cuda::ipc_export(at(r->buffer, p.base), &rtr->ref)) return clear_error(), false;
-    // Every run must lie in the allocation that the reference maps.
-    const auto off = static_cast<int64_t>(rtr->ref.offset), bytes = static_cast<int64_t>(rtr->ref.alloc_bytes);
-    if (off + lo < 0 || off + hi > bytes) {
-        rtr->ref = {};
-        return false;
-    }
+    if (!export_covering(at(r->buffer, p.base), lo, hi, &rtr->ref)) return false;  // every run
     *shape = StridedShape{};
     shape->block_len = p.block_len;
     shape->packed = p.packed_size;
@@ -285,13 +292,7 @@ bool Worker::same_layout_offer(Request *r, AmHeader *rtr) {
     if (!cfg.ipc_same_layout || r->gpu < 0 || p.cls != UCXDT_PLAN_BLOCK_LIST || r->hdr.layout_hash == 0 ||
         r->hdr.layout_hash != p.layout_hash || p.packed_size != r->hdr.packed)
         return false;
-    if (cuda::ipc_export(at(r->buffer, p.data_lo), &rtr->ref)) return clear_error(), false;
-    // Every byte of the layout must lie in the allocation that the reference maps.
-    const auto off = static_cast<int64_t>(rtr->ref.offset), bytes = static_cast<int64_t>(rtr->ref.alloc_bytes);
-    if (p.data_hi - p.data_lo > bytes - off) {
-        rtr->ref = {};
-        return false;
-    }
+    if (!export_covering(at(r->buffer, p.data_lo), 0, p.data_hi - p.data_lo, &rtr->ref)) return false;
     rtr->offset = static_cast<uint64_t>(p.data_lo);
     return true;
 }
