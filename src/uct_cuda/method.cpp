@@ -56,8 +56,11 @@ ucxdt_status_t calibrate(int device, CopyCosts *c) {
     if (ucxdt_status_t st = check(cudaMalloc(&src, 2 * kBytes), "cudaMalloc (calibration)"))
         return st;
     ucxdt_status_t st = check(cudaMalloc(&dst, kBytes), "cudaMalloc (calibration)");
-    // Two shapes of the same bytes separate the per-row cost from the bandwidth.
-    const int64_t wide_rows = 64, narrow_rows = 8192;
+    // Two shapes of the same bytes separate the per-row cost from the bandwidth. The narrow
+    // rows must be short enough that rows, not bytes, bound the copy: on an H200, 8 MiB as
+    // 8,192 rows of 1 KiB copies as fast as 64 wide rows (the fitted row cost was 0 +- 0.1 ns,
+    // noise), while as 32-byte rows it takes three times as long (0.12 ns a row).
+    const int64_t wide_rows = 64, narrow_rows = kBytes / 32, kernel_rows = 8192;
     double t_wide = 0, t_narrow = 0, t_kernel = 0;
     auto copy2d = [&](int64_t rows) {
         const int64_t w = kBytes / rows;
@@ -71,8 +74,8 @@ ucxdt_status_t calibrate(int device, CopyCosts *c) {
         Plan p;
         p.cls = UCXDT_PLAN_STRIDED;
         p.packed_size = kBytes;
-        p.block_len = p.unit_size = kBytes / narrow_rows;
-        p.dims = {{narrow_rows, 2 * p.block_len}};
+        p.block_len = p.unit_size = kBytes / kernel_rows;
+        p.dims = {{kernel_rows, 2 * p.block_len}};
         st = time_median(stream, 5, [&] {
             return launch_plan_kernel(p, src, dst, 0, kBytes, true, stream);
         }, &t_kernel);
@@ -135,6 +138,9 @@ ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_met
         // run 12). The engine works on the next row while the link carries the last, so the copy
         // keeps up as long as a row's cost is below its time on the link (the fastest known,
         // NVLink 4 at 450 GB/s one way, is the strictest bound); short rows go to the kernel.
+        // With the H200's 0.12 ns a row the bound falls near 52-byte rows; measured across
+        // NVLink, 1 MiB as 32-byte rows took 12.3 us by copy engine and 7.0 by kernel, as
+        // 128-byte rows 4.9 and 5.7 (performance.md, run 17).
         // Each outer index costs one call (about 2 us of enqueueing on the CPU).
         constexpr double kFastestLinkBytesPerS = 450e9, kCallSeconds = 2e-6;
         const double rows = static_cast<double>(p.dims.back().count) * static_cast<double>(calls);

@@ -10,7 +10,7 @@ namespace ucxdt::cuda {
 
 /// Measured once per device, on first need.
 struct CopyCosts {
-    double row_seconds = 0;       // cudaMemcpy2DAsync cost per row
+    double row_seconds = 0;       // cudaMemcpy2DAsync cost per row (fitted on 32-byte rows)
     double copy_bytes_per_s = 0;  // its bandwidth
     double kernel_bytes_per_s = 0;  // strided kernel bandwidth on 1 KiB runs
 };
