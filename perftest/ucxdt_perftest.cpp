@@ -129,7 +129,32 @@ void usage() {
         "                    per process, not sent to the server\n"
         "     -f <format>    table (default), csv, json\n"
         "     -L             list the layouts and exit\n"
+        "     -C             print the ucxdt worker configuration in force (the UCXDT_*\n"
+        "                    environment, as ucx_info -c prints UCX's) and exit\n"
         "     -h             show this help message\n");
+}
+
+// -C: a ucxdt worker on a UCP worker of this process, for its configuration only.
+void print_config() {
+    ucp_params_t p{};
+    p.field_mask = UCP_PARAM_FIELD_FEATURES;
+    p.features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA;
+    ucp_context_h ctx = nullptr;
+    ucp_worker_h worker = nullptr;
+    if (ucs_status_t s = ucp_init(&p, nullptr, &ctx); s != UCS_OK) die("ucp_init: %s", ucs_status_string(s));
+    ucp_worker_params_t wp{};
+    if (ucs_status_t s = ucp_worker_create(ctx, &wp, &worker); s != UCS_OK)
+        die("ucp_worker_create: %s", ucs_status_string(s));
+    ucxdt_worker_params_t dp{};
+    dp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT;
+    dp.ucp_worker = worker;
+    dp.ucp_context = ctx;
+    ucxdt_worker_h dw = nullptr;
+    if (ucxdt_worker_create(&dp, &dw) != UCXDT_OK) die("ucxdt_worker_create: %s", ucxdt_last_error());
+    ucxdt_worker_print_config(dw, stdout);
+    ucxdt_worker_destroy(dw);
+    ucp_worker_destroy(worker);
+    ucp_cleanup(ctx);
 }
 
 // Splits "a,b" (or "a;b" when parameters contain commas) into the two sides.
@@ -819,7 +844,7 @@ int main(int argc, char **argv) {
     Options o;
     std::string dspec, mspec;
     int64_t size = -1;
-    for (int c; (c = getopt(argc, argv, "t:x:D:s:m:n:w:O:cR:p:G:f:Lh")) != -1;) {
+    for (int c; (c = getopt(argc, argv, "t:x:D:s:m:n:w:O:cR:p:G:f:LCh")) != -1;) {
         switch (c) {
         case 't': o.p.test = optarg; break;
         case 'x': o.p.path = optarg; break;
@@ -835,6 +860,7 @@ int main(int argc, char **argv) {
         case 'G': o.gpu = std::atoi(optarg); break;
         case 'f': o.format = optarg; break;
         case 'L': std::fputs(L::list_layouts().c_str(), stdout); return 0;
+        case 'C': print_config(); return 0;
         case 'h': usage(); return 0;
         default: usage(); return 2;
         }
