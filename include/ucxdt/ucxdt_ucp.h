@@ -98,11 +98,6 @@
  *                          staging in place when it can map it (default y; both sides' setting
  *                          must allow it). A mapped region stays mapped, and page-locked for
  *                          GPU receives, until the sending worker fails or this one is destroyed
- *   UCXDT_GPU_COMPLETION   flag|event: how progress learns that the worker's GPU work is done:
- *                          a counter each stream writes into page-locked host memory after the
- *                          work (cuStreamWriteValue64; needs the driver's 64-bit stream memory
- *                          operations, else events are used), or a CUDA event per operation
- *                          (default flag)
  * Eager messages and RTSs of GPU layouts use UCXDT_STAGING_SLOTS page-locked buffers per worker
  * (pageable ones when all are in use), which the GPU packs into and unpacks from directly.
  * ucxdt_worker_print_config prints the values in force.

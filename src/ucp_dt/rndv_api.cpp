@@ -129,8 +129,6 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         if (const char *v = std::getenv("UCXDT_HOST_FRAGS"); v && (!std::strcmp(v, "am") || !std::strcmp(v, "get")))
             c.host_am = v[0] == 'a';
         c.host_shm = env_flag("UCXDT_HOST_SHM", c.host_shm);
-        if (const char *v = std::getenv("UCXDT_GPU_COMPLETION"); v && (!std::strcmp(v, "flag") || !std::strcmp(v, "event")))
-            c.gpu_flags = v[0] == 'f';
         const uint64_t m = params->field_mask;
         if (m & UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD) c.eager = params->eager_threshold;
         if (m & UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE) c.frag = params->frag_size;
@@ -216,11 +214,10 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
                  "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\nUCXDT_PIPELINE_DEPTH=%d\n"
                  "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
                  "UCXDT_IPC_STRIDED_COPY=%s\nUCXDT_IPC_SAME_LAYOUT_COPY=%s\nUCXDT_HOST_FRAGS=%s\n"
-                 "UCXDT_HOST_SHM=%s\nUCXDT_GPU_COMPLETION=%s\n",
+                 "UCXDT_HOST_SHM=%s\n",
                  static_cast<long long>(c.eager), static_cast<long long>(c.frag), c.depth, c.slots,
                  c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), c.ipc_strided ? "y" : "n",
-                 c.ipc_same_layout ? "y" : "n", c.host_am ? "am" : "get", c.host_shm ? "y" : "n",
-                 c.gpu_flags ? "flag" : "event");
+                 c.ipc_same_layout ? "y" : "n", c.host_am ? "am" : "get", c.host_shm ? "y" : "n");
 }
 
 ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params, ucxdt_ep_h *ep) {

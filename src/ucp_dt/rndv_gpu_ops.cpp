@@ -1,6 +1,6 @@
 // GPU work of the rendezvous and its completion. Packs, unpacks and copies of GPU layouts run on
-// the worker's stream of the layout's GPU (cuda::DeviceStaging) and mark it; progress polls the
-// marks in order and takes the protocol's next step when one is reached: READY, ACK,
+// the worker's stream of the layout's GPU (cuda::DeviceStaging) and record an event; progress
+// polls the events in order and takes the protocol's next step when one completes: READY, ACK,
 // FIN or ATS, or the RTS of a host-staged send whose first fragments are packed. The CPU thus
 // never waits for the GPU, and UCP's progress (which serves the peer's GETs and active
 // messages) runs while fragments pack and unpack.
@@ -19,7 +19,7 @@ ucxdt_status_t Worker::gpu(int device, cuda::DeviceStaging **out) {
     auto &g = gpus[device];
     if (!g) {
         cuda::DeviceStaging *made = nullptr;
-        if (ucxdt_status_t st = cuda::DeviceStaging::create(device, 2 * cfg.depth, cfg.ipc_frag_max, cfg.gpu_flags, &made)) {
+        if (ucxdt_status_t st = cuda::DeviceStaging::create(device, 2 * cfg.depth, cfg.ipc_frag_max, &made)) {
             gpus.erase(device);
             return st;
         }
@@ -34,7 +34,7 @@ ucxdt_status_t Worker::launch(Request *r, GpuOp op, const GpuWork &work) {
     if (r->dev) {
         const cudaStream_t s = r->dev->stream();
         if (ucxdt_status_t st = work(&s)) return st;
-        if (ucxdt_status_t st = r->dev->mark(&op.ticket)) return st;
+        if (ucxdt_status_t st = r->dev->record(&op.event)) return st;
         op.dev = r->dev;
     } else if (ucxdt_status_t st = work(nullptr)) {  // host memory: synchronous
         return st;
@@ -70,19 +70,22 @@ unsigned Worker::poll_gpu() {
     std::deque<GpuOp> ops, later;
     ops.swap(gpu_ops);
     unsigned n = 0;
-    // Marks of one stream are reached in the order they were made, and gpu_ops keeps that
-    // order: once one is pending, the later ones of its stream are too, and asking about them
-    // could cost driver calls (a window of messages queues many). Only the oldest is asked.
-    std::vector<cuda::DeviceStaging *> pending;
+    // Events of one stream complete in the order they were recorded, and gpu_ops keeps that
+    // order: once one is pending, the later ones of its stream are too, and querying them would
+    // only cost driver calls (a window of messages queues many). Only the oldest is queried.
+    std::vector<const cuda::DeviceStaging *> pending;
     for (const GpuOp &op : ops) {
         ucxdt_status_t st = UCXDT_OK;
-        if (op.dev) {
+        if (op.event) {
             const bool behind = std::find(pending.begin(), pending.end(), op.dev) != pending.end();
-            if (behind || !op.dev->reached(op.ticket, &st)) {
+            const cudaError_t e = behind ? cudaErrorNotReady : cudaEventQuery(op.event);
+            if (e == cudaErrorNotReady) {
                 if (!behind) pending.push_back(op.dev);
                 later.push_back(op);
                 continue;
             }
+            st = cuda::check(e, "GPU work of the rendezvous");
+            op.dev->give_event(op.event);
         }
         ++n;
         Request *r = op.req;

@@ -36,8 +36,6 @@ struct Config {
                                       // as active messages (get: the receiver GETs them)
     bool host_shm = true;             // UCXDT_HOST_SHM: a receiver on the sender's node unpacks
                                       // from the sender's slots in place when it can map them
-    bool gpu_flags = true;            // UCXDT_GPU_COMPLETION=flag: GPU work is polled through
-                                      // counters the streams write to host memory (event: events)
 };
 
 /// Bytes a posted receive reserves for the tagged message: an eager message, or the largest RTS
@@ -154,12 +152,12 @@ struct Request {
 };
 
 /// GPU work of a rendezvous (the IPC path, or host staging of a GPU layout), polled in
-/// ucxdt_worker_progress through a mark of the request's stream (cuda::DeviceStaging).
+/// ucxdt_worker_progress (an event of the request's stream; none when the work ran synchronously).
 struct GpuOp {
     enum Kind { recv_all, recv_frag, recv_in_place, send_rts, send_frag, send_all } kind;
     Request *req = nullptr;
-    cuda::DeviceStaging *dev = nullptr;  // whose stream and mark (none: the work ran synchronously)
-    uint64_t ticket = 0;
+    cuda::DeviceStaging *dev = nullptr;  // whose stream and event
+    cudaEvent_t event = nullptr;
     int64_t frag = -1;
     int slot = -1;
 };

@@ -1,9 +1,9 @@
 #include "ipc.hpp"
 
 #include "cuda_check.hpp"
-#include "driver.hpp"
 #include "memory_type.hpp"
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstring>
@@ -12,6 +12,30 @@
 namespace ucxdt::cuda {
 
 namespace {
+
+// Driver calls the runtime does not offer, reached through the runtime's entry-point query so
+// that libucxdt links the runtime only.
+struct Driver {
+    CUresult (*get_address_range)(CUdeviceptr *, size_t *, CUdeviceptr) = nullptr;
+    CUresult (*pointer_attribute)(void *, CUpointer_attribute, CUdeviceptr) = nullptr;
+};
+
+const Driver &driver() {
+    static const Driver d = [] {
+        Driver x;
+        cudaDriverEntryPointQueryResult q{};
+        void *fn = nullptr;
+        if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess && q == cudaDriverEntryPointSuccess)
+            x.get_address_range = reinterpret_cast<decltype(x.get_address_range)>(fn);
+        if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &fn, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess && q == cudaDriverEntryPointSuccess)
+            x.pointer_attribute = reinterpret_cast<decltype(x.pointer_attribute)>(fn);
+        cudaGetLastError();
+        return x;
+    }();
+    return d;
+}
 
 // Exports by allocation base; an entry is valid while the allocation there has the same
 // buffer ID (a freed and reallocated range gets a new ID and a new handle).
