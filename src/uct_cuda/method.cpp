@@ -138,13 +138,14 @@ ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_met
         // run 12). The engine works on the next row while the link carries the last, so the copy
         // keeps up as long as a row's cost is below its time on the link (the fastest known,
         // NVLink 4 at 450 GB/s one way, is the strictest bound); short rows go to the kernel.
-        // With the H200's 0.12 ns a row the bound falls near 52-byte rows; measured across
-        // NVLink, 1 MiB as 32-byte rows took 12.3 us by copy engine and 7.0 by kernel, as
-        // 128-byte rows 4.9 and 5.7 (performance.md, run 17).
-        // Each outer index costs one call (about 2 us of enqueueing on the CPU).
+        // With the H200's 0.12 ns a row the bound falls near 52-byte rows (performance.md,
+        // run 17: in the rendezvous, 1 MiB of 8-byte rows moved at 90-98 GB/s by kernel and 22
+        // by copy engine; of 64-byte rows at 114 and 156). Each outer index past the first
+        // costs one more call (about 2 us of enqueueing on the CPU); the first is paid either
+        // way, a kernel launch costing as much as a copy's (3.4 and 1.6 us there).
         constexpr double kFastestLinkBytesPerS = 450e9, kCallSeconds = 2e-6;
         const double rows = static_cast<double>(p.dims.back().count) * static_cast<double>(calls);
-        if (rows * c.row_seconds + static_cast<double>(calls) * kCallSeconds < bytes / kFastestLinkBytesPerS)
+        if (rows * c.row_seconds + static_cast<double>(calls - 1) * kCallSeconds < bytes / kFastestLinkBytesPerS)
             *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
         return UCXDT_OK;
     }
