@@ -140,8 +140,7 @@ bool Worker::recv_advance(Request *r) {
         ucs_status_ptr_t s = ucp_get_nbx(r->peer, local, static_cast<size_t>(r->frag_bytes(k)),
                                          remote, r->rkey, &p);
         ++r->next_get, ++r->gets_in_flight, ++r->ucp_ops, ++host_frags.get;
-        if (s == nullptr) frag_op_done(nullptr, UCS_OK, g);
-        else if (UCS_PTR_IS_ERR(s)) frag_op_done(nullptr, UCS_PTR_STATUS(s), g);
+        frag_op_posted(s, g);
     }
     return true;
 }
@@ -239,8 +238,7 @@ bool Worker::recv_advance_am(Request *r) {
         p.user_data = g;
         p.memory_type = UCS_MEMORY_TYPE_HOST;
         const ucs_status_ptr_t s = ucp_am_recv_data_nbx(ucp_worker, f.data, dst, f.length, &p);
-        if (s == nullptr) frag_op_done(nullptr, UCS_OK, g);
-        else if (UCS_PTR_IS_ERR(s)) frag_op_done(nullptr, UCS_PTR_STATUS(s), g);
+        frag_op_posted(s, g);
     }
     return true;
 }

@@ -211,8 +211,7 @@ void Worker::send_host_frag(Request *r, int64_t k, int slot) {
     // GET of our memory would be emulated where the transport has no GET (UCX 1.13's tcp).
     const ucs_status_ptr_t s = ucp_am_send_nbx(r->ep->ucp_ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h, src,
                                                static_cast<size_t>(r->frag_bytes(k)), &p);
-    if (s == nullptr) frag_op_done(nullptr, UCS_OK, m);
-    else if (UCS_PTR_IS_ERR(s)) frag_op_done(nullptr, UCS_PTR_STATUS(s), m);
+    frag_op_posted(s, m);
 }
 
 void Worker::send_contig_frags(Request *r) {

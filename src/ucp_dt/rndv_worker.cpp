@@ -177,6 +177,11 @@ void frag_op_done(void *request, ucs_status_t status, void *user_data) {
     if (request) ucp_request_free(request);
 }
 
+void frag_op_posted(ucs_status_ptr_t s, FragOp *op) {
+    if (s == nullptr) frag_op_done(nullptr, UCS_OK, op);
+    else if (UCS_PTR_IS_ERR(s)) frag_op_done(nullptr, UCS_PTR_STATUS(s), op);
+}
+
 namespace {
 
 struct AmSend {

@@ -191,6 +191,9 @@ struct FragOp {
 };
 /// UCP's completion callback (ucp_send_nbx_callback_t) of a FragOp `user_data`; frees both.
 void frag_op_done(void *request, ucs_status_t status, void *user_data);
+/// After posting op's UCP operation with status pointer `s`: when UCP finished it at once
+/// (nullptr) or failed it (an error pointer), no callback will come, so op completes now.
+void frag_op_posted(ucs_status_ptr_t s, FragOp *op);
 
 /// A peer worker as its HELLO or HELLO reply describes it.
 struct PeerInfo {
