@@ -7,6 +7,7 @@
 #include "support/layout_buffer.hpp"
 #include "support/rndv_support.hpp"
 #include "support/ucp_pair.hpp"
+#include "ucp_dt/frag_model.hpp"
 #include "ucp_dt/rndv_worker.hpp"  // to tell which path a GPU transfer took
 
 #include <ucxdt/ucxdt_ucp.h>
@@ -437,6 +438,11 @@ TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
         for (const auto &[device, g] : internals(p.w[k]).gpus)
             EXPECT_EQ(g->free_slots(), g->slots()) << "worker " << k << " holds device slots after its requests ended";
     EXPECT_FALSE(internals(p.w[1]).gpus.empty()) << "the receiver never used device staging (push)";
+    // The fragment model's round trip was measured on the sending endpoint.
+    for (const auto &[id, ep] : internals(p.w[0]).eps) {
+        EXPECT_GT(ep->rtt_s, 0) << "no RTS-to-RTR time measured on endpoint " << id;
+        EXPECT_LT(ep->rtt_s, 1.0) << "endpoint " << id;
+    }
 }
 
 // A strided send into a strided receive whose runs have the same length: the sender copies
@@ -606,6 +612,27 @@ TEST_F(Rndv, CancelOfAPostedReceive) {
     EXPECT_EQ(dst.bytes, poison);
     // The tag is free again: a later message goes to a later receive.
     EXPECT_EQ(run_case(p, t, t, 1, 10), "");
+}
+
+// The fragment size model of the CUDA IPC pipeline: n = sqrt(P / (R c)) fragments, rounded to
+// the alignment and capped by the largest slot.
+TEST(RndvFragModel, FragmentsGrowAsTheSquareRootOfTheMessage) {
+    using ucxdt::rndv::pipeline_frag_bytes;
+    constexpr int64_t kAlign = 64 << 10, kMax = 32 << 20;
+    // 1 TB/s and 10 us a fragment: 8 MB in one piece, 128 MB in four (sqrt(12.8) = 3.6).
+    EXPECT_EQ(pipeline_frag_bytes(8000000, 1e12, 10e-6, kAlign, kMax), 123 * kAlign);
+    EXPECT_EQ(pipeline_frag_bytes(128000000, 1e12, 10e-6, kAlign, kMax), 489 * kAlign);
+    // Dearer fragments: fewer of them (128 MB at 40 us: sqrt(3.2) -> 2, capped by the slot).
+    EXPECT_EQ(pipeline_frag_bytes(128000000, 1e12, 40e-6, kAlign, kMax), kMax);
+    EXPECT_EQ(pipeline_frag_bytes(128000000, 1e12, 40e-6, kAlign, 1 << 30), 977 * kAlign);
+    // Cheaper ones: more (1 us: sqrt(128) -> 11 fragments of 11.6 MB).
+    EXPECT_EQ(pipeline_frag_bytes(128000000, 1e12, 1e-6, kAlign, kMax), 178 * kAlign);
+    // Nothing measured: one fragment, as large as a slot allows.
+    EXPECT_EQ(pipeline_frag_bytes(5000000, 0, 0, kAlign, kMax), 77 * kAlign);
+    EXPECT_EQ(pipeline_frag_bytes(128000000, 0, 10e-6, kAlign, kMax), kMax);
+    // Empty and tiny messages still get a positive size.
+    EXPECT_EQ(pipeline_frag_bytes(0, 1e12, 10e-6, kAlign, kMax), kAlign);
+    EXPECT_EQ(pipeline_frag_bytes(100, 1e12, 10e-6, 1, kMax), 100);
 }
 
 TEST(RndvWorker, CreateRejectsMissingFields) {

@@ -24,14 +24,16 @@
 
 #include "address.hpp"
 #include "error.hpp"
+#include "frag_model.hpp"
 #include "pack_kernels.hpp"
 #include "transfer.hpp"
 #include "uct_cuda/cuda_check.hpp"
 #include "uct_cuda/gpu_engine.hpp"
+#include "uct_cuda/method.hpp"
 #include "uct_cuda/resources.hpp"
 
 #include <algorithm>
-#include <cmath>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -92,20 +94,24 @@ bool export_covering(char *ptr, int64_t lo, int64_t hi, cuda::IpcRef *ref) {
 
 }  // namespace
 
-int64_t Worker::ipc_frag(const Config &c, int64_t packed) {
-    // More fragments overlap more of the sender's pack with the receiver's unpack (which reads
-    // over NVLink, the slow stage), but each costs about kFragUs of launches, event polls and
-    // two active messages on the critical path. With pack time P / Rp, the time
-    //   P / Ru + P / (n Rp) + n kFragUs   is least at   n = sqrt(P / (Rp kFragUs)).
-    // Measured on two H200s (V into V, p50; the sweep of scripts/pipeline-sweep): four
-    // fragments cost 82 us at 8 MB against 39 us for one pack straight into the peer's buffer,
-    // i.e. about 10 us per fragment; local packs of V run at 0.7-1.4 TB/s. At 128 MB the rule
-    // gives the 4 fragments that measured best there (32 MiB: 410 us; 16 MiB: 444; 8 MiB: 485).
-    constexpr double kPackBytesPerUs = 1e6, kFragUs = 10;
+int64_t Worker::ipc_frag(const Request *r) {
+    // More fragments overlap more of the sender's pack across the link (the slow stage) with
+    // the receiver's local unpack, but each adds to the critical path a GPU operation seen from
+    // the CPU (launch, event, polls) and a control message one way (READY, or the ACK that
+    // grants its slot). Both inputs are measured here: the kernel's rate and the operation's
+    // cost once per device (uct_cuda/method.cpp), the message's half of the least RTS-to-RTR
+    // time seen on this endpoint. Until an RTR has come, a one-way time of 3 us stands in. The
+    // constants this replaced were fitted on two H200s (1 TB/s, 10 us a fragment: four fragments
+    // of an 8 MB V cost 82 us against 39 us for one pack straight into the peer's buffer).
+    constexpr double kOneWayPriorSeconds = 3e-6;
     constexpr int64_t kAlign = 64 << 10;
-    const auto n = std::max<int64_t>(1, std::llround(std::sqrt(static_cast<double>(packed) / (kPackBytesPerUs * kFragUs))));
-    const int64_t want = (packed + n - 1) / n;
-    return std::min((want + kAlign - 1) / kAlign * kAlign, c.ipc_frag_max);
+    cuda::CopyCosts c;
+    if (cuda::device_costs(r->gpu, &c)) {
+        clear_error();  // no measurement: one fragment as large as a slot
+        return pipeline_frag_bytes(r->packed, 0, 0, kAlign, cfg.ipc_frag_max);
+    }
+    const double one_way = r->ep->rtt_s > 0 ? r->ep->rtt_s / 2 : kOneWayPriorSeconds;
+    return pipeline_frag_bytes(r->packed, c.kernel_bytes_per_s, c.op_seconds + one_way, kAlign, cfg.ipc_frag_max);
 }
 
 ucxdt_status_t Worker::map_peer(Request *r, const cuda::IpcRef &ref, uint64_t uuid, const PeerInfo &p) {
@@ -134,7 +140,7 @@ bool Worker::send_start_ipc(Request *r) {
     } else {
         if (gpu(r->gpu, &r->dev) || r->dev->allocate()) return clear_error(), false;
         ref = r->dev->ref();
-        h.frag = ipc_frag(cfg, r->packed);
+        h.frag = ipc_frag(r);
         h.run_len = cfg.ipc_strided && shape_fits(*r->plan) ? r->plan->block_len : 0;
         h.layout_hash = cfg.ipc_same_layout && r->plan->cls == UCXDT_PLAN_BLOCK_LIST ? r->plan->layout_hash : 0;
     }
@@ -159,6 +165,8 @@ void Worker::send_on_rtr(const Event &e) {
     if (it == requests.end() || !it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
     Request *r = it->second;
     if (!r->ipc) return send_on_host_rtr(r, h);
+    const double rtt = std::chrono::duration<double>(std::chrono::steady_clock::now() - r->tagged_at).count();
+    if (r->ep->rtt_s <= 0 || rtt < r->ep->rtt_s) r->ep->rtt_s = rtt;
     r->rreq_id = h.rreq_id;
     if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return send_fail(r, st);
     if (!h.direct && !h.push) return send_ipc_stage(r);

@@ -32,6 +32,7 @@ ucxdt_status_t send_tagged(Request *r) {
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.send = tag_sent;
     p.user_data = r;
+    r->tagged_at = std::chrono::steady_clock::now();
     ucs_status_ptr_t s = ucp_tag_send_nbx(r->ep->ucp_ep, r->worker->wire_data(r), r->wire_len, r->tag, &p);
     if (UCS_PTR_IS_ERR(s)) return Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(s));
     ++r->ucp_ops;

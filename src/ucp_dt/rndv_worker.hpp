@@ -13,6 +13,7 @@
 #include <ucxdt/ucxdt_ucp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -88,6 +89,7 @@ struct Request {
     // Send.
     Ep *ep = nullptr;
     ucp_tag_t tag = 0;
+    std::chrono::steady_clock::time_point tagged_at;  // when the RTS (or eager message) was posted
     ucp_mem_h memh = nullptr;              // contiguous rendezvous: the user's buffer
     int64_t next_pack = 0;                 // next fragment to pack
     uint64_t rreq_id = 0;                  // the receiver's request, from its first ACK or (am_frags)
@@ -210,6 +212,7 @@ struct Ep {
     bool peer_known = false;  // the HELLO reply arrived
     uint64_t peer_uuid = 0;
     PeerInfo peer;
+    double rtt_s = 0;  // least time from an RTS to its RTR on the CUDA IPC path (0: none seen)
 };
 
 struct Worker {
@@ -302,7 +305,7 @@ struct Worker {
     ucxdt_status_t recv_grant(Request *r, int slot, AmKind kind);  // the slot takes fragment next_get
     AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields
     ucxdt_status_t map_peer(Request *r, const cuda::IpcRef &ref, uint64_t peer_uuid, const PeerInfo &p);
-    static int64_t ipc_frag(const Config &c, int64_t packed);  // the fragment size model
+    int64_t ipc_frag(const Request *r);  // the fragment size model (frag_model.hpp) for a send
 
     // GPU work of the rendezvous (rndv_gpu_ops.cpp).
     /// The stream (and IPC staging) of GPU `device`, made on first use.

@@ -8,6 +8,7 @@
 #include "type_tree.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -80,16 +81,41 @@ ucxdt_status_t calibrate(int device, CopyCosts *c) {
             return launch_plan_kernel(p, src, dst, 0, kBytes, true, stream);
         }, &t_kernel);
     }
+    // A pipeline fragment pays each of its GPU operations from the CPU's side: the launch, the
+    // event, and the polls until the event is seen done. Timed by the host clock on a kernel of
+    // 256 bytes, whose GPU time is negligible.
+    std::vector<double> op;
+    cudaEvent_t done = nullptr;
+    if (!st) st = check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
+    for (int i = 0; i < 12 && !st; ++i) {
+        Plan p;
+        p.cls = UCXDT_PLAN_STRIDED;
+        p.packed_size = 256;
+        p.block_len = p.unit_size = 8;
+        p.dims = {{32, 16}};
+        const auto t0 = std::chrono::steady_clock::now();
+        st = launch_plan_kernel(p, src, dst, 0, p.packed_size, true, stream);
+        if (!st) st = check(cudaEventRecord(done, stream), "cudaEventRecord");
+        cudaError_t q = cudaErrorNotReady;
+        while (!st && (q = cudaEventQuery(done)) == cudaErrorNotReady) {}
+        if (!st) st = check(q, "cudaEventQuery");
+        if (i > 0) op.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    if (done) cudaEventDestroy(done);
     cudaFree(src);
     cudaFree(dst);
     if (st) return st;
+    std::sort(op.begin(), op.end());
+    c->op_seconds = op[op.size() / 2];
     c->row_seconds = std::max(0.0, (t_narrow - t_wide) / double(narrow_rows - wide_rows));
     c->copy_bytes_per_s = kBytes / std::max(1e-9, t_wide - wide_rows * c->row_seconds);
     c->kernel_bytes_per_s = kBytes / std::max(1e-9, t_kernel);
     return UCXDT_OK;
 }
 
-ucxdt_status_t costs(int device, CopyCosts *out) {
+}  // namespace
+
+ucxdt_status_t device_costs(int device, CopyCosts *out) {
     static std::mutex mutex;
     static std::map<int, CopyCosts> measured;
     std::lock_guard lock(mutex);
@@ -102,8 +128,6 @@ ucxdt_status_t costs(int device, CopyCosts *out) {
     *out = it->second;
     return UCXDT_OK;
 }
-
-}  // namespace
 
 ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_method_t *method) {
     switch (p.cls) {
@@ -129,7 +153,7 @@ ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_met
     // Without a call cost in the local model, outer levels stay with the kernel there.
     if (!peer && calls > 1) return UCXDT_OK;
     CopyCosts c;
-    if (ucxdt_status_t st = costs(device, &c)) return st;
+    if (ucxdt_status_t st = device_costs(device, &c)) return st;
     const double bytes = static_cast<double>(p.packed_size);
     if (peer) {
         // The link, not the device, bounds both methods, and the copy engines drive it best: on

@@ -13,7 +13,12 @@ struct CopyCosts {
     double row_seconds = 0;       // cudaMemcpy2DAsync cost per row (fitted on 32-byte rows)
     double copy_bytes_per_s = 0;  // its bandwidth
     double kernel_bytes_per_s = 0;  // strided kernel bandwidth on 1 KiB runs
+    double op_seconds = 0;  // one small kernel, from its launch until a query sees its event done
 };
+
+/// The costs of `device`, measured on the first call for it (about 50 ms of GPU work on its
+/// internal stream) and cached for the process. Thread safe.
+ucxdt_status_t device_costs(int device, CopyCosts *out);
 
 /// The method for plan `p` on `device`; `peer`: the packed buffer is another GPU's memory
 /// (CUDA IPC or peer access). Env UCXDT_GPU_METHOD=kernel|copy forces kernels or the 2-D copy
