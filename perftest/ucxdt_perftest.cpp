@@ -320,6 +320,7 @@ void sock_write(int fd, const void *data, size_t n) {
     const char *c = static_cast<const char *>(data);
     while (n > 0) {
         const ssize_t w = ::send(fd, c, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
         if (w <= 0) die("out-of-band socket: send failed (%s)", std::strerror(errno));
         c += w, n -= static_cast<size_t>(w);
     }
@@ -328,7 +329,9 @@ void sock_read(int fd, void *data, size_t n) {
     char *c = static_cast<char *>(data);
     while (n > 0) {
         const ssize_t r = ::recv(fd, c, n, 0);
-        if (r <= 0) die("out-of-band socket: peer closed or failed");
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) die("out-of-band socket: the peer closed it");
+        if (r < 0) die("out-of-band socket: %s", std::strerror(errno));
         c += r, n -= static_cast<size_t>(r);
     }
 }
