@@ -122,7 +122,8 @@ void usage() {
         "                    keeps 32 (its -O). Above 1, a message's latency is the time since\n"
         "                    the previous completion, the percentile is over those\n"
         "     -c             verify every timed iteration (default: the first of the run,\n"
-        "                    which is the first warm-up one when -w > 0, and the last)\n"
+        "                    which is the first warm-up one when -w > 0, and one more after\n"
+        "                    the timed ones, untimed)\n"
         "     -R <rank>      percentile rank of the latency percentile (50.0)\n"
         "     -p <port>      TCP port for the out-of-band exchange (13337)\n"
         "     -G <gpu>       CUDA device of this process's buffers (default: the current one);\n"
@@ -312,7 +313,11 @@ struct Side {
 // for milliseconds, and the first GPU operation across NVLink after 50 ms idle took 230-240 us
 // against 33-54 us on two H200s (performance.md, run 16), which ucx_perftest's run never pays.
 // Check time inside the timed run is excluded from it.
-bool checked(const Params &p, long it) { return it == -p.warmup || it == p.iters - 1 || (p.check_all && it >= 0); }
+// Iterations run from -warmup to iters: iteration `iters` follows the timed run, untimed, so
+// that the last check's idle GPUs (the first transfer after idling is slower: performance.md,
+// run 16) fall outside it, as no check falls inside ucx_perftest's runs.
+bool checked(const Params &p, long it) { return it == -p.warmup || it == p.iters || (p.check_all && it >= 0); }
+bool timed(const Params &p, long it) { return it >= 0 && it < p.iters; }
 
 // ---- Out-of-band socket --------------------------------------------------------------------
 
@@ -589,7 +594,7 @@ void barrier(int fd) {
 void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, Result &r) {
     Mem stage(client ? snd.buf.kind : rcv.buf.kind, snd.packed);
     Progress prog;
-    double excluded = 0, t_start = 0, last_done = 0;
+    double excluded = 0, t_start = 0, t_end = 0, last_done = 0;
     std::deque<Pending> flight;
     // A timed message takes from its post, or from the previous completion when it was posted
     // before that (a full window): in steady state, the interval between completions.
@@ -604,8 +609,16 @@ void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, 
     auto drain = [&] {
         while (!flight.empty()) reap_oldest();
     };
-    for (long i = -p.warmup; i < p.iters; ++i) {
+    for (long i = -p.warmup; i <= p.iters; ++i) {
         if (i == 0) drain(), t_start = last_done = now_s();
+        if (i == p.iters) {
+            // The timed run ends when the receiver has every message.
+            drain();
+            uint64_t ack = 0;
+            if (client) u.wait(u.recv(&ack, sizeof ack, ucp_dt_make_contig(1), kAckTag));
+            else u.wait(u.send(&ack, sizeof ack, ucp_dt_make_contig(1), kAckTag));
+            t_end = now_s();
+        }
         const bool chk = checked(p, i);
         if (chk) {
             drain();
@@ -613,12 +626,12 @@ void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, 
             if (client) snd.fill_pattern(i);
             else rcv.fill_poison();
             barrier(fd);
-            if (i >= 0) excluded += now_s() - t0;
+            if (timed(p, i)) excluded += now_s() - t0;
         }
         while (static_cast<long>(flight.size()) >= p.window) reap_oldest();
         const double posted = now_s();
         flight.push_back(client ? post_send(u, p, snd, u.send_dt, stage) : post_recv(u, p, rcv, u.recv_dt, stage));
-        flight.back().iter = i, flight.back().posted = posted;
+        flight.back().iter = timed(p, i) ? i : -1, flight.back().posted = posted;
         if (chk) {
             drain();
             const double t1 = now_s();
@@ -627,15 +640,12 @@ void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, 
                 ++r.checks;
             }
             barrier(fd);
-            if (i >= 0) excluded += now_s() - t1;
+            if (timed(p, i)) excluded += now_s() - t1;
         }
-        if (client && i >= 0) prog.tick(i + 1, p.iters);
+        if (client && timed(p, i)) prog.tick(i + 1, p.iters);
     }
     drain();
-    uint64_t ack = 0;
-    if (client) u.wait(u.recv(&ack, sizeof ack, ucp_dt_make_contig(1), kAckTag));
-    else u.wait(u.send(&ack, sizeof ack, ucp_dt_make_contig(1), kAckTag));
-    r.overall_us = (now_s() - t_start - excluded) * 1e6 / static_cast<double>(p.iters);
+    r.overall_us = (t_end - t_start - excluded) * 1e6 / static_cast<double>(p.iters);
 }
 
 // tag_lat: the client sends its layout, the server receives into its layout and echoes it
@@ -644,9 +654,10 @@ void run_lat(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, Side *echo, 
              Result &r) {
     Mem stage(client ? snd.buf.kind : rcv.buf.kind, snd.packed);
     Progress prog;
-    double excluded = 0, t_start = 0;
-    for (long i = -p.warmup; i < p.iters; ++i) {
+    double excluded = 0, t_start = 0, t_end = 0;
+    for (long i = -p.warmup; i <= p.iters; ++i) {
         if (i == 0) t_start = now_s();
+        if (i == p.iters) t_end = now_s();
         const bool chk = checked(p, i);
         double t0 = now_s();
         if (chk) {
@@ -654,7 +665,7 @@ void run_lat(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, Side *echo, 
             else rcv.fill_poison();
             barrier(fd);
             const double t1 = now_s();
-            if (i >= 0) excluded += t1 - t0;
+            if (timed(p, i)) excluded += t1 - t0;
             t0 = t1;
         }
         if (client) {
@@ -665,17 +676,17 @@ void run_lat(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, Side *echo, 
             send_side(u, p, rcv, u.recv_dt, stage);
         }
         const double t1 = now_s();
-        if (i >= 0) r.lat_us.push_back((t1 - t0) * 1e6 / 2);
+        if (timed(p, i)) r.lat_us.push_back((t1 - t0) * 1e6 / 2);
         if (chk) {
             const auto expect = snd.expected_stream(i);
             record_failure(r, i, client ? echo->check(expect) : rcv.check(expect));
             ++r.checks;
             barrier(fd);
-            if (i >= 0) excluded += now_s() - t1;
+            if (timed(p, i)) excluded += now_s() - t1;
         }
-        if (client && i >= 0) prog.tick(i + 1, p.iters);
+        if (client && timed(p, i)) prog.tick(i + 1, p.iters);
     }
-    r.overall_us = (now_s() - t_start - excluded) * 1e6 / static_cast<double>(p.iters) / 2;
+    r.overall_us = (t_end - t_start - excluded) * 1e6 / static_cast<double>(p.iters) / 2;
 }
 
 // pack / unpack: one process; the engine against a plain copy of the packed bytes.
@@ -692,10 +703,11 @@ void run_local(const Params &p, Side &snd, Side &rcv, Result &r) {
         if (st != UCXDT_OK) die("%s: %s", pack ? "ucxdt_pack" : "ucxdt_unpack", ucxdt_last_error());
     };
     Progress prog;
-    double excluded = 0, t_start = 0;
+    double excluded = 0, t_start = 0, t_end = 0;
     std::vector<std::byte> expect;  // outside the loop: freeing it is not the engine's time
-    for (long i = -p.warmup; i < p.iters; ++i) {
+    for (long i = -p.warmup; i <= p.iters; ++i) {
         if (i == 0) t_start = now_s();
+        if (i == p.iters) t_end = now_s();
         const bool chk = checked(p, i);
         double t0 = now_s();
         if (chk) {
@@ -707,12 +719,12 @@ void run_local(const Params &p, Side &snd, Side &rcv, Result &r) {
                 packed.from_host(expect.data());
             }
             const double t1 = now_s();
-            if (i >= 0) excluded += t1 - t0;
+            if (timed(p, i)) excluded += t1 - t0;
             t0 = t1;
         }
         op();
         const double t1 = now_s();
-        if (i >= 0) r.lat_us.push_back((t1 - t0) * 1e6);
+        if (timed(p, i)) r.lat_us.push_back((t1 - t0) * 1e6);
         if (chk) {
             std::string e;
             if (pack) {
@@ -724,11 +736,11 @@ void run_local(const Params &p, Side &snd, Side &rcv, Result &r) {
             }
             record_failure(r, i, e);
             ++r.checks;
-            if (i >= 0) excluded += now_s() - t1;
+            if (timed(p, i)) excluded += now_s() - t1;
         }
-        if (i >= 0) prog.tick(i + 1, p.iters);
+        if (timed(p, i)) prog.tick(i + 1, p.iters);
     }
-    r.overall_us = (now_s() - t_start - excluded) * 1e6 / static_cast<double>(p.iters);
+    r.overall_us = (t_end - t_start - excluded) * 1e6 / static_cast<double>(p.iters);
     // Baseline: the same number of bytes by memcpy / cudaMemcpy, median of the iterations.
     std::vector<double> b;
     const long n = std::max<long>(1, std::min<long>(p.iters, 1000));
@@ -765,7 +777,8 @@ Summary summarize(const Params &p, const Result &r, int64_t bytes) {
 
 std::string verified_text(const Params &p, const Result &r, long peer_checks) {
     char b[512];
-    const std::string which = p.check_all ? "first and every timed iteration" : "first and last iterations";
+    const std::string which = p.check_all ? "first, every timed and a final untimed iteration"
+                                   : "first and a final untimed iteration";
     if (p.test == "pack" || p.test == "unpack")
         std::snprintf(b, sizeof b, "%s (%ld checks against the reference type-map walker)",
                       which.c_str(), r.checks);
