@@ -439,6 +439,7 @@ TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
             EXPECT_EQ(g->free_slots(), g->slots()) << "worker " << k << " holds device slots after its requests ended";
     EXPECT_FALSE(internals(p.w[1]).gpus.empty()) << "the receiver never used device staging (push)";
     // The fragment model's round trip was measured on the sending endpoint.
+    ASSERT_FALSE(internals(p.w[0]).eps.empty());
     for (const auto &[id, ep] : internals(p.w[0]).eps) {
         EXPECT_GT(ep->rtt_s, 0) << "no RTS-to-RTR time measured on endpoint " << id;
         EXPECT_LT(ep->rtt_s, 1.0) << "endpoint " << id;

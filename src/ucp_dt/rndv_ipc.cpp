@@ -98,11 +98,14 @@ int64_t Worker::ipc_frag(const Request *r) {
     // More fragments overlap more of the sender's pack across the link (the slow stage) with
     // the receiver's local unpack, but each adds to the critical path a GPU operation seen from
     // the CPU (launch, event, polls) and a control message one way (READY, or the ACK that
-    // grants its slot). Both inputs are measured here: the kernel's rate and the operation's
-    // cost once per device (uct_cuda/method.cpp), the message's half of the least RTS-to-RTR
-    // time seen on this endpoint. Until an RTR has come, a one-way time of 3 us stands in. The
-    // constants this replaced were fitted on two H200s (1 TB/s, 10 us a fragment: four fragments
-    // of an 8 MB V cost 82 us against 39 us for one pack straight into the peer's buffer).
+    // grants its slot). The three inputs are measured: the kernel's rate (this GPU's, on 1 KiB
+    // runs, standing in for the receiver's unpack of its own layout) and the operation's cost
+    // once per device (uct_cuda/method.cpp), and the message's time as half the least
+    // RTS-to-RTR time seen on this endpoint. That time also holds the receiver's matching and
+    // its building of the RTR, so it bounds the message's from above. Until an RTR has come,
+    // 3 us stands in. The constants this replaced were fitted on two H200s (1 TB/s, 10 us a
+    // fragment: four fragments of an 8 MB V cost 82 us against 39 us for one pack straight
+    // into the peer's buffer).
     constexpr double kOneWayPriorSeconds = 3e-6;
     constexpr int64_t kAlign = 64 << 10;
     cuda::CopyCosts c;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace ucxdt::cuda {
@@ -47,6 +48,16 @@ ucxdt_status_t time_median(cudaStream_t stream, int reps, Enqueue &&enqueue, dou
     return UCXDT_OK;
 }
 
+// `rows` runs of `block` bytes, `stride` bytes apart: the plans the calibration times.
+Plan strided_plan(int64_t rows, int64_t block, int64_t stride) {
+    Plan p;
+    p.cls = UCXDT_PLAN_STRIDED;
+    p.packed_size = rows * block;
+    p.block_len = p.unit_size = block;
+    p.dims = {{rows, stride}};
+    return p;
+}
+
 ucxdt_status_t calibrate(int device, CopyCosts *c) {
     DeviceGuard guard(device);
     if (ucxdt_status_t st = guard.status()) return st;
@@ -72,11 +83,7 @@ ucxdt_status_t calibrate(int device, CopyCosts *c) {
     if (!st) st = time_median(stream, 5, [&] { return copy2d(wide_rows); }, &t_wide);
     if (!st) st = time_median(stream, 5, [&] { return copy2d(narrow_rows); }, &t_narrow);
     if (!st) {
-        Plan p;
-        p.cls = UCXDT_PLAN_STRIDED;
-        p.packed_size = kBytes;
-        p.block_len = p.unit_size = kBytes / kernel_rows;
-        p.dims = {{kernel_rows, 2 * p.block_len}};
+        const Plan p = strided_plan(kernel_rows, kBytes / kernel_rows, 2 * kBytes / kernel_rows);
         st = time_median(stream, 5, [&] {
             return launch_plan_kernel(p, src, dst, 0, kBytes, true, stream);
         }, &t_kernel);
@@ -87,14 +94,10 @@ ucxdt_status_t calibrate(int device, CopyCosts *c) {
     std::vector<double> op;
     cudaEvent_t done = nullptr;
     if (!st) st = check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
+    const Plan tiny = strided_plan(32, 8, 16);
     for (int i = 0; i < 12 && !st; ++i) {
-        Plan p;
-        p.cls = UCXDT_PLAN_STRIDED;
-        p.packed_size = 256;
-        p.block_len = p.unit_size = 8;
-        p.dims = {{32, 16}};
         const auto t0 = std::chrono::steady_clock::now();
-        st = launch_plan_kernel(p, src, dst, 0, p.packed_size, true, stream);
+        st = launch_plan_kernel(tiny, src, dst, 0, tiny.packed_size, true, stream);
         if (!st) st = check(cudaEventRecord(done, stream), "cudaEventRecord");
         cudaError_t q = cudaErrorNotReady;
         while (!st && (q = cudaEventQuery(done)) == cudaErrorNotReady) {}
@@ -116,16 +119,24 @@ ucxdt_status_t calibrate(int device, CopyCosts *c) {
 }  // namespace
 
 ucxdt_status_t device_costs(int device, CopyCosts *out) {
+    // A failure is kept too: callers on every send must not calibrate again and again.
+    struct Measured {
+        ucxdt_status_t status;
+        CopyCosts costs;
+        std::string error;
+    };
     static std::mutex mutex;
-    static std::map<int, CopyCosts> measured;
+    static std::map<int, Measured> measured;
     std::lock_guard lock(mutex);
     auto it = measured.find(device);
     if (it == measured.end()) {
-        CopyCosts c;
-        if (ucxdt_status_t st = calibrate(device, &c)) return st;
-        it = measured.emplace(device, c).first;
+        Measured m{};
+        m.status = calibrate(device, &m.costs);
+        if (m.status) m.error = std::string("calibration of the GPU's copy methods: ") + ucxdt_last_error();
+        it = measured.emplace(device, m).first;
     }
-    *out = it->second;
+    if (it->second.status) return fail(it->second.status, it->second.error.c_str());
+    *out = it->second.costs;
     return UCXDT_OK;
 }
 
