@@ -308,14 +308,12 @@ struct Side {
     }
 };
 
-// The iterations verified: the first of the run (of the warm-up, when there is one), the last,
-// and with -c every timed one. Not the first timed one by default: a check leaves both GPUs idle
-// for milliseconds, and the first GPU operation across NVLink after 50 ms idle took 230-240 us
-// against 33-54 us on two H200s (performance.md, run 16), which ucx_perftest's run never pays.
-// Check time inside the timed run is excluded from it.
-// Iterations run from -warmup to iters: iteration `iters` follows the timed run, untimed, so
-// that the last check's idle GPUs (the first transfer after idling is slower: performance.md,
-// run 16) fall outside it, as no check falls inside ucx_perftest's runs.
+// Iterations run from -warmup to iters; 0 to iters - 1 are timed. Verified: the first of the run
+// (of the warm-up, when there is one), iteration `iters` (one more message after the timed run),
+// and with -c every timed one. By default no check falls inside the timed run, as none falls
+// inside ucx_perftest's: a check leaves both GPUs idle for milliseconds, and the first GPU
+// operation across NVLink after 50 ms idle took 230-240 us against 33-54 us on two H200s
+// (performance.md, run 16). Check time inside the timed run (-c, or -w 0) is excluded from it.
 bool checked(const Params &p, long it) { return it == -p.warmup || it == p.iters || (p.check_all && it >= 0); }
 bool timed(const Params &p, long it) { return it >= 0 && it < p.iters; }
 
@@ -326,7 +324,7 @@ void sock_write(int fd, const void *data, size_t n) {
     while (n > 0) {
         const ssize_t w = ::send(fd, c, n, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) die("out-of-band socket: send failed (%s)", std::strerror(errno));
+        if (w <= 0) die("out-of-band socket: send failed (%s)", w < 0 ? std::strerror(errno) : "nothing sent");
         c += w, n -= static_cast<size_t>(w);
     }
 }
@@ -372,7 +370,10 @@ int server_accept(int port) {
     if (::bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || ::listen(lfd, 1) != 0)
         die("cannot listen on port %d: %s", port, std::strerror(errno));
     std::fprintf(stderr, "Waiting for connection on port %d...\n", port);
-    const int fd = ::accept(lfd, nullptr, nullptr);
+    int fd;
+    do {
+        fd = ::accept(lfd, nullptr, nullptr);
+    } while (fd < 0 && errno == EINTR);
     ::close(lfd);
     if (fd < 0) die("accept: %s", std::strerror(errno));
     return no_delay(fd);
@@ -577,8 +578,9 @@ struct Progress {
     }
 };
 
-void record_failure(Result &r, long it, const std::string &e) {
-    if (!e.empty() && r.failure.empty()) r.failure = "iteration " + std::to_string(it) + ": " + e;
+void record_failure(const Params &p, Result &r, long it, const std::string &e) {
+    if (!e.empty() && r.failure.empty())
+        r.failure = "iteration " + std::to_string(it) + (it == p.iters ? " (untimed, after the timed run)" : "") + ": " + e;
 }
 
 // Both processes at the same point, through the out-of-band socket. Around a checked
@@ -636,7 +638,7 @@ void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, 
             drain();
             const double t1 = now_s();
             if (!client) {
-                record_failure(r, i, rcv.check(snd.expected_stream(i)));
+                record_failure(p, r, i, rcv.check(snd.expected_stream(i)));
                 ++r.checks;
             }
             barrier(fd);
@@ -679,7 +681,7 @@ void run_lat(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, Side *echo, 
         if (timed(p, i)) r.lat_us.push_back((t1 - t0) * 1e6 / 2);
         if (chk) {
             const auto expect = snd.expected_stream(i);
-            record_failure(r, i, client ? echo->check(expect) : rcv.check(expect));
+            record_failure(p, r, i, client ? echo->check(expect) : rcv.check(expect));
             ++r.checks;
             barrier(fd);
             if (timed(p, i)) excluded += now_s() - t1;
@@ -734,7 +736,7 @@ void run_local(const Params &p, Side &snd, Side &rcv, Result &r) {
             } else {
                 e = s.check(expect);
             }
-            record_failure(r, i, e);
+            record_failure(p, r, i, e);
             ++r.checks;
             if (timed(p, i)) excluded += now_s() - t1;
         }
