@@ -53,6 +53,19 @@ ucxdt_status_t pack_frag(Request *r, const cudaStream_t *s, int64_t k, char *dst
     return move_bytes(r, s, dst, k * r->hdr.frag, r->frag_bytes(k), true, peer);
 }
 
+// Writes r's RTS into its tagged message: the header, then the slots of the first fragments,
+// then the packed rkey (rndv_wire.hpp).
+void write_rts(Worker *w, Request *r, const std::vector<int32_t> &initial, const std::vector<char> &rkey) {
+    TagHeader &h = r->hdr;
+    h.initial = static_cast<int32_t>(initial.size());
+    h.rkey_len = static_cast<uint32_t>(rkey.size());
+    const size_t slots_len = initial.size() * sizeof(int32_t);
+    char *m = w->wire_alloc(r, sizeof h + slots_len + rkey.size());
+    std::memcpy(m, &h, sizeof h);
+    if (!initial.empty()) std::memcpy(m + sizeof h, initial.data(), slots_len);
+    if (!rkey.empty()) std::memcpy(m + sizeof h + slots_len, rkey.data(), rkey.size());
+}
+
 }  // namespace
 
 void Worker::send_start(Request *r) {
@@ -75,20 +88,14 @@ void Worker::send_start(Request *r) {
         // the receiver's RTR names its request: straight from a contiguous buffer, else each from
         // its slot as soon as it is packed (the first ones meanwhile).
         h.am_frags = 1;
-        h.initial = 0;
-        h.rkey_len = 0;
         // A receiver on this node may map our staging and read the slots in place.
         const bool offer = cfg.host_shm && !r->contig && r->ep->peer_known && r->ep->peer.node == node;
-        const std::vector<char> no_rkey;
-        const std::vector<char> &rkey = offer ? r->pool->rkey() : no_rkey;
         if (offer) {
-            h.rkey_len = static_cast<uint32_t>(rkey.size());
             h.remote_addr = reinterpret_cast<uint64_t>(r->pool->base());
             h.staging_bytes = r->pool->bytes();
         }
-        char *m = wire_alloc(r, sizeof h + rkey.size());
-        std::memcpy(m, &h, sizeof h);
-        if (!rkey.empty()) std::memcpy(m + sizeof h, rkey.data(), rkey.size());
+        const std::vector<char> no_rkey;
+        write_rts(this, r, {}, offer ? r->pool->rkey() : no_rkey);
         if (ucxdt_status_t st = send_tagged(r)) return complete(r, st);
         if (r->contig) return;
         stage_on_gpu(r);
@@ -116,12 +123,7 @@ void Worker::send_start(Request *r) {
         rkey = r->pool->rkey();
         h.remote_addr = reinterpret_cast<uint64_t>(r->pool->base());
     }
-    h.initial = static_cast<int32_t>(initial.size());
-    h.rkey_len = static_cast<uint32_t>(rkey.size());
-    char *m = wire_alloc(r, sizeof h + initial.size() * sizeof(int32_t) + rkey.size());
-    std::memcpy(m, &h, sizeof h);
-    if (!initial.empty()) std::memcpy(m + sizeof h, initial.data(), initial.size() * sizeof(int32_t));
-    std::memcpy(m + sizeof h + initial.size() * sizeof(int32_t), rkey.data(), rkey.size());
+    write_rts(this, r, initial, rkey);
     if (initial.empty()) {
         if (ucxdt_status_t st = send_tagged(r)) complete(r, st);
         return;
