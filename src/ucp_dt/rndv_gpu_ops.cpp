@@ -54,15 +54,17 @@ void Worker::send_fail(Request *r, ucxdt_status_t st) {
     // Nothing of it may still run once the receiver reads FIN (it then reuses its slots), nor once
     // our staging slots go back to the pool.
     if (r->dev) cudaStreamSynchronize(r->dev->stream());
-    if (r->rreq_id && !r->peer_lost) {
-        AmHeader fin{};
-        fin.kind = AmKind::fin;
-        fin.status = st;
-        fin.sreq_id = r->id;
-        fin.rreq_id = r->rreq_id;
-        send_am(r->ep->ucp_ep, fin, false);
-    }
+    if (r->rreq_id && !r->peer_lost) send_fin(r, st);
     complete(r, st);
+}
+
+ucxdt_status_t Worker::send_fin(Request *r, ucxdt_status_t st) {
+    AmHeader fin{};
+    fin.kind = AmKind::fin;
+    fin.status = st;
+    fin.sreq_id = r->id;
+    fin.rreq_id = r->rreq_id;
+    return send_am(r->ep->ucp_ep, fin, false);
 }
 
 unsigned Worker::poll_gpu() {
@@ -108,9 +110,6 @@ unsigned Worker::poll_gpu() {
 
 void Worker::gpu_done(const GpuOp &op) {
     Request *r = op.req;
-    AmHeader m{};
-    m.sreq_id = r->is_send ? r->id : r->hdr.sreq_id;
-    m.rreq_id = r->is_send ? r->rreq_id : r->id;
     switch (op.kind) {
     case GpuOp::send_rts:  // host staging: the first fragments are packed, the RTS names them
         if (ucxdt_status_t st = send_tagged(r)) send_fail(r, st);
@@ -127,9 +126,7 @@ void Worker::gpu_done(const GpuOp &op) {
             send_fail(r, st);
         break;
     case GpuOp::send_all:  // packed into the receiver's buffer
-        m.kind = AmKind::fin;
-        m.status = UCXDT_OK;
-        if (ucxdt_status_t st = send_am(r->ep->ucp_ep, m, false)) complete(r, st);
+        if (ucxdt_status_t st = send_fin(r, UCXDT_OK)) complete(r, st);
         break;
     case GpuOp::recv_frag:  // unpacked from the slot: grant it again, or free it
         if (!r->ipc) {  // host staging: the sender had its ACK when the GET landed
@@ -141,20 +138,14 @@ void Worker::gpu_done(const GpuOp &op) {
         } else if (r->push) {
             r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), op.slot), r->slots.end());
             r->dev->give(op.slot);
-        } else {
-            m.kind = AmKind::ack;
-            m.frag_index = op.frag;
-            m.slot = op.slot;
-            if (ucxdt_status_t st = send_am(r->peer, m, false)) return recv_finish(r, st);
+        } else if (ucxdt_status_t st = acknowledge(r, op.frag, op.slot)) {
+            return recv_finish(r, st);
         }
         if (++r->frags_done == r->nfrags) recv_finish(r, UCXDT_OK);
         break;
     case GpuOp::recv_in_place:  // unpacked from the sender's slot: it may refill it
         --r->gets_in_flight;
-        m.kind = AmKind::ack;
-        m.frag_index = op.frag;
-        m.slot = op.slot;
-        if (ucxdt_status_t st = send_am(r->peer, m, false); st && !r->status_pending) r->status_pending = st;
+        if (ucxdt_status_t st = acknowledge(r, op.frag, op.slot); st && !r->status_pending) r->status_pending = st;
         return recv_frag_done(r);
     case GpuOp::recv_all:
         recv_finish(r, UCXDT_OK);

@@ -151,15 +151,8 @@ void Worker::recv_on_get(Request *r, const Event &e) {
     if (e.status != UCS_OK && !r->status_pending) r->status_pending = ucx_error("ucp_get_nbx", e.status);
     // The fragment is ours now: the sender may refill its slot while we unpack (fragments sent as
     // active messages free the sender's slot through UCP).
-    if (!r->status_pending && !r->hdr.contig && !r->hdr.am_frags) {
-        AmHeader ack{};
-        ack.kind = AmKind::ack;
-        ack.sreq_id = r->hdr.sreq_id;
-        ack.rreq_id = r->id;
-        ack.frag_index = e.frag;
-        ack.slot = r->remote_slots[e.frag];
-        if (ucxdt_status_t st = send_am(r->peer, ack, false)) r->status_pending = st;
-    }
+    if (!r->status_pending && !r->hdr.contig && !r->hdr.am_frags)
+        if (ucxdt_status_t st = acknowledge(r, e.frag, r->remote_slots[e.frag])) r->status_pending = st;
     if (!r->status_pending && e.slot >= 0) {
         // Unpacked from our slot (gpu_done then frees it, counts the fragment and goes on).
         GpuOp op{GpuOp::recv_frag};
@@ -173,6 +166,16 @@ void Worker::recv_on_get(Request *r, const Event &e) {
     }
     if (e.slot >= 0) r->free_slots.push_back(e.slot);
     recv_frag_done(r);
+}
+
+ucxdt_status_t Worker::acknowledge(Request *r, int64_t k, int slot) {
+    AmHeader ack{};
+    ack.kind = AmKind::ack;
+    ack.sreq_id = r->hdr.sreq_id;
+    ack.rreq_id = r->id;
+    ack.frag_index = k;
+    ack.slot = slot;
+    return send_am(r->peer, ack, false);
 }
 
 void Worker::recv_end(Request *r, ucxdt_status_t st) {

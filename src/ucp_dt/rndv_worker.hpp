@@ -319,6 +319,7 @@ struct Worker {
     /// Ends a send that failed once it may have GPU work or a receiver: waits for the GPU work,
     /// sends FIN with the error to a receiver that knows it, then completes.
     void send_fail(Request *r, ucxdt_status_t st);
+    ucxdt_status_t send_fin(Request *r, ucxdt_status_t st);  // FIN: our part ended with st
 
     // Protocol steps (rndv_send.cpp, rndv_recv.cpp).
     void send_start(Request *r);             // rendezvous: slots, first fragments, RTS
@@ -351,6 +352,7 @@ struct Worker {
     void send_contig_frags(Request *r);                    // contiguous: up to cfg.depth in flight
     void send_on_host_rtr(Request *r, const AmHeader &rtr);  // the packed fragments go
     ucxdt_status_t announce(Request *r, int64_t k, int slot, uint64_t offset);  // READY
+    ucxdt_status_t acknowledge(Request *r, int64_t k, int slot);  // ACK: the sender's slot is free
     void send_on_frag_sent(const Event &e);                // UCP is done with it: refill the slot
     void recv_on_frag(const Event &e);                     // a fragment arrived
     bool recv_advance_am(Request *r);                      // RTR, then take arrived fragments
