@@ -615,6 +615,169 @@ TEST_F(Rndv, CancelOfAPostedReceive) {
     EXPECT_EQ(run_case(p, t, t, 1, 10), "");
 }
 
+// ---- Completion callbacks (ucxdt_request_param_t) ------------------------------------------
+// What a callback saw; the test reads only this, never the request's status.
+struct Seen {
+    int calls = 0;
+    void *request = nullptr, *user_data = nullptr;
+    ucxdt_status_t status = UCXDT_ERR_UCX;
+    int64_t length = -1;
+    ucp_tag_t tag = 0;
+};
+
+// Progresses both workers until `done()` or kTimeout; false on the timeout.
+template <class Done>
+bool progress_until(Pair &p, Done done) {
+    const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        p.progress();
+    }
+    return true;
+}
+
+ucxdt_request_param_t callback_param(Seen *seen, bool recv) {
+    ucxdt_request_param_t prm{};
+    prm.field_mask = UCXDT_REQUEST_PARAM_FIELD_CALLBACK | UCXDT_REQUEST_PARAM_FIELD_USER_DATA;
+    if (recv) {
+        prm.cb.recv = [](void *req, ucxdt_status_t st, int64_t len, ucp_tag_t tag, void *ud) {
+            auto *s = static_cast<Seen *>(ud);
+            *s = Seen{s->calls + 1, req, ud, st, len, tag};
+            ucxdt_request_free(req);  // UCP's convention: the callback may release its request
+        };
+    } else {
+        prm.cb.send = [](void *req, ucxdt_status_t st, void *ud) {
+            auto *s = static_cast<Seen *>(ud);
+            *s = Seen{s->calls + 1, req, ud, st, -1, 0};
+            ucxdt_request_free(req);
+        };
+    }
+    prm.user_data = seen;
+    return prm;
+}
+
+// Eager (64 doubles, 512 B packed) and rendezvous (40,000 doubles in 20 fragments), each
+// completing only through its callback, which frees the request.
+TEST_F(Rndv, SendAndReceiveCompleteThroughTheirCallbacks) {
+    Pair &p = shared_pair();
+    for (int64_t n : {64, 40000}) {
+        const auto t = doubles(n, false);
+        Type h(*t);
+        Buffer src(*t, 1, n), dst(*t, 1, ~n);
+        const int64_t total = n * 8;
+        const std::vector<std::byte> sent = packed(*t, src.ptr(), 1, total), poison = dst.bytes;
+        Seen rs, ss;
+        const ucxdt_request_param_t rp = callback_param(&rs, true), sp = callback_param(&ss, false);
+        ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 0x51, ~0ull, &rp);
+        ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq)) << "a receive posted before its message cannot be complete";
+        ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x51, &sp);
+        ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreq)) << status_name(UCXDT_PTR_STATUS(sreq));
+        const bool send_async = sreq != nullptr;  // NULL: complete at once, and no callback comes
+        ASSERT_TRUE(progress_until(p, [&] { return rs.calls > 0 && (ss.calls > 0 || !send_async); }))
+            << n << " doubles: a callback never came";
+        for (int i = 0; i < 100; ++i) p.progress();  // a second call would show here
+        EXPECT_EQ(rs.calls, 1);
+        EXPECT_EQ(rs.request, rreq);
+        EXPECT_EQ(rs.user_data, &rs);
+        EXPECT_EQ(rs.status, UCXDT_OK);
+        EXPECT_EQ(rs.length, total);
+        EXPECT_EQ(rs.tag, 0x51u);
+        EXPECT_EQ(ss.calls, send_async ? 1 : 0);
+        if (send_async) {
+            EXPECT_EQ(ss.request, sreq);
+            EXPECT_EQ(ss.status, UCXDT_OK);
+        }
+        EXPECT_EQ(check_received(*t, 1, dst, poison, sent, total), "") << n << " doubles";
+    }
+    if (HasFailure()) return;
+    // The rendezvous send cannot complete before the receiver's RTR: it must have been a request.
+    Seen ss;
+    const auto t = doubles(40000, true);
+    Type h(*t);
+    Buffer src(*t, 1, 1), dst(*t, 1, 2);
+    const std::vector<std::byte> sent = packed(*t, src.ptr(), 1, 320000), poison = dst.bytes;
+    const ucxdt_request_param_t sp = callback_param(&ss, false);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x52, &sp);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(sreq));
+    EXPECT_EQ(p.wait(ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 0x52, ~0ull, nullptr)), UCXDT_OK);
+    ASSERT_TRUE(progress_until(p, [&] { return ss.calls > 0; }));
+    EXPECT_EQ(ss.status, UCXDT_OK);
+    EXPECT_EQ(check_received(*t, 1, dst, poison, sent, 320000), "");
+}
+
+// A chain in which every completion callback posts the next operation: each receive's callback
+// posts the next receive, each send's callback the next send. Sizes alternate between eager
+// and rendezvous; every message lands in its own buffer, in order.
+TEST_F(Rndv, CallbacksPostTheNextOperation) {
+    Pair &p = shared_pair();
+    constexpr int kMessages = 12;
+    struct Chain {
+        Pair *p;
+        std::vector<std::unique_ptr<Type>> types;
+        std::vector<L::TypeDescPtr> descs;
+        std::vector<Buffer> src, dst;
+        std::vector<std::vector<std::byte>> sent_bytes, poison;
+        int posted_recvs = 0, posted_sends = 0, recvs_done = 0, sends_done = 0;
+        std::vector<int64_t> lengths;
+        std::vector<ucxdt_status_t> errors;
+        ucxdt_request_param_t rp{}, sp{};
+
+        void post_recv() {
+            const int i = posted_recvs++;
+            ucxdt_status_ptr_t r = ucxdt_tag_recv_nbx(p->w[1], dst[i].ptr(), 1, types[i]->h, 0x600 + i, ~0ull, &rp);
+            if (UCXDT_PTR_IS_ERR(r)) errors.push_back(UCXDT_PTR_STATUS(r));
+            else if (!r) errors.push_back(UCXDT_ERR_UCX);  // complete before its send: impossible
+        }
+        void post_send() {
+            const int i = posted_sends++;
+            ucxdt_status_ptr_t r = ucxdt_tag_send_nbx(p->ep[0], src[i].ptr(), 1, types[i]->h, 0x600 + i, &sp);
+            if (UCXDT_PTR_IS_ERR(r)) errors.push_back(UCXDT_PTR_STATUS(r));
+            else if (!r) sent(UCXDT_OK);  // complete at once: no callback comes
+        }
+        void sent(ucxdt_status_t st) {
+            ++sends_done;
+            if (st != UCXDT_OK) errors.push_back(st);
+            else if (posted_sends < kMessages) post_send();
+        }
+    } c;
+    c.p = &p;
+    for (int i = 0; i < kMessages; ++i) {
+        const int64_t n = i % 2 ? 40000 : 64;
+        c.descs.push_back(doubles(n, i % 3 == 0));
+        c.types.push_back(std::make_unique<Type>(*c.descs.back()));
+        c.src.emplace_back(*c.descs.back(), 1, 0x700 + i);
+        c.dst.emplace_back(*c.descs.back(), 1, ~0x700ull - i);
+        c.sent_bytes.push_back(packed(*c.descs.back(), c.src.back().ptr(), 1, n * 8));
+        c.poison.push_back(c.dst.back().bytes);
+    }
+    c.rp.field_mask = c.sp.field_mask = UCXDT_REQUEST_PARAM_FIELD_CALLBACK | UCXDT_REQUEST_PARAM_FIELD_USER_DATA;
+    c.rp.user_data = c.sp.user_data = &c;
+    c.rp.cb.recv = [](void *req, ucxdt_status_t st, int64_t len, ucp_tag_t, void *ud) {
+        auto *ch = static_cast<Chain *>(ud);
+        ucxdt_request_free(req);
+        ++ch->recvs_done;
+        ch->lengths.push_back(len);
+        if (st != UCXDT_OK) ch->errors.push_back(st);
+        else if (ch->posted_recvs < kMessages) ch->post_recv();
+    };
+    c.sp.cb.send = [](void *req, ucxdt_status_t st, void *ud) {
+        ucxdt_request_free(req);
+        static_cast<Chain *>(ud)->sent(st);
+    };
+    c.post_recv();
+    c.post_send();
+    ASSERT_TRUE(progress_until(p, [&] {
+        return !c.errors.empty() || (c.recvs_done == kMessages && c.sends_done == kMessages);
+    })) << c.recvs_done << " receives and " << c.sends_done << " sends completed";
+    ASSERT_TRUE(c.errors.empty()) << status_name(c.errors.front());
+    for (int i = 0; i < kMessages; ++i) {
+        const int64_t total = (i % 2 ? 40000 : 64) * 8;
+        EXPECT_EQ(c.lengths[i], total) << "message " << i;
+        EXPECT_EQ(check_received(*c.descs[i], 1, c.dst[i], c.poison[i], c.sent_bytes[i], total), "")
+            << "message " << i;
+    }
+}
+
 // The fragment size model of the CUDA IPC pipeline: n = sqrt(P / (R c)) fragments, rounded to
 // the alignment and capped by the largest slot.
 TEST(RndvFragModel, FragmentsGrowAsTheSquareRootOfTheMessage) {
