@@ -250,7 +250,7 @@ std::vector<L::Layout> bench_layouts() {
         const int64_t n = int64_t{1} << 24;
         out.push_back({"specfem3d_like(12B,stride=24B,2^24)",
                        L::vector(n, 1, 2, L::contiguous(3, F())), 1, n * 24, 0, n * 12, -1, -1,
-                       n, "application-layouts.md 2.6, scaled"});
+                       n, "docs/application-layouts.md 2.5, scaled"});
     }
     for (const auto &l : L::application_layouts())
         if (l.name.rfind("tpds14_subarray4d", 0) == 0) out.push_back(l);

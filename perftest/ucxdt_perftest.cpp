@@ -313,7 +313,7 @@ struct Side {
 // and with -c every timed one. By default no check falls inside the timed run, as none falls
 // inside ucx_perftest's: a check leaves both GPUs idle for milliseconds, and the first GPU
 // operation across NVLink after 50 ms idle took 230-240 us against 33-54 us on two H200s
-// (performance.md, run 16). Check time inside the timed run (-c, or -w 0) is excluded from it.
+// (performance-log.md, run 16). Check time inside the timed run (-c, or -w 0) is excluded from it.
 bool checked(const Params &p, long it) { return it == -p.warmup || it == p.iters || (p.check_all && it >= 0); }
 bool timed(const Params &p, long it) { return it >= 0 && it < p.iters; }
 

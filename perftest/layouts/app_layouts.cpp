@@ -9,7 +9,7 @@ namespace {
 
 constexpr int64_t kDouble = 8, kFloat = 4;
 
-const char *const kDoc = "application-layouts.md";
+const char *const kDoc = "docs/application-layouts.md";
 
 TypeDescPtr D() { return named(UCXDT_DOUBLE); }
 TypeDescPtr F() { return named(UCXDT_FLOAT); }
@@ -133,12 +133,12 @@ void add_wrf(std::vector<Layout> &out, const WrfConfig &c) {
                    c.packed, c.arena, c.true_extent, c.blocks, src});
 }
 
-// ---- 2.6 SPECFEM3D mt: float send[DIM3][DIM2][DIM1], recv[DIM3*DIM1] ----------------------
+// ---- 2.5 SPECFEM3D mt: float send[DIM3][DIM2][DIM1], recv[DIM3*DIM1] ----------------------
 
 void add_specfem(std::vector<Layout> &out, int64_t d1, int64_t d2, int64_t d3, int64_t packed,
                  int64_t true_extent, int64_t blocks) {
     const std::string sz = dims({d1, d2, d3});
-    const std::string src = std::string(kDoc) + " 2.6, DDTBench timing_specfem3d.c";
+    const std::string src = std::string(kDoc) + " 2.5, DDTBench timing_specfem3d.c";
     out.push_back({"specfem3d_mt_send" + sz, vector(d3, 1, d2, contiguous(d1, F())), 1,
                    d3 * d2 * d1 * kFloat, 0, packed, -1, true_extent, blocks, src});
     // The receive side is one contiguous run with the same signature.
@@ -146,7 +146,7 @@ void add_specfem(std::vector<Layout> &out, int64_t d1, int64_t d2, int64_t d3, i
                    packed, -1, -1, 1, src});
 }
 
-// ---- 2.7 FFT2: double _Complex m[n][N], n = N/P; count P as in the MPI_Alltoall -------------
+// ---- 2.6 FFT2: double _Complex m[n][N], n = N/P; count P as in the MPI_Alltoall -------------
 
 void add_fft2(std::vector<Layout> &out, int64_t big_n, int64_t p, int64_t packed, int64_t extent,
               int64_t true_extent, int64_t gather_blocks, int64_t scatter_blocks) {
@@ -155,7 +155,7 @@ void add_fft2(std::vector<Layout> &out, int64_t big_n, int64_t p, int64_t packed
     auto gather = resized(vector(n, n, big_n, cplx), 0, n * cplx_bytes);
     auto scatter = contiguous(n, resized(vector(n, 1, big_n, cplx), 0, cplx_bytes));
     const std::string sz = "(N=" + std::to_string(big_n) + ",P=" + std::to_string(p) + ")";
-    const std::string src = std::string(kDoc) + " 2.7, DDTBench timing_fft2d.c";
+    const std::string src = std::string(kDoc) + " 2.6, DDTBench timing_fft2d.c";
     // The doc's block counts are per peer; neighbouring peers' tiles never touch in memory,
     // so count P moves P times as many blocks.
     out.push_back({"fft2_gather" + sz, gather, p, buf, 0, packed, extent, true_extent,
@@ -164,7 +164,7 @@ void add_fft2(std::vector<Layout> &out, int64_t big_n, int64_t p, int64_t packed
                    p * scatter_blocks, src});
 }
 
-// ---- 2.8 LLNL Comb: one subarray per neighbour message, Fortran order ---------------------
+// ---- 2.7 LLNL Comb: one subarray per neighbour message, Fortran order ---------------------
 
 void add_comb(std::vector<Layout> &out, int64_t n, int64_t g) {
     const auto add = [&](bool send, std::array<int, 3> dir) {
@@ -178,8 +178,9 @@ void add_comb(std::vector<Layout> &out, int64_t n, int64_t g) {
 
 // ---- Section 1: layouts measured in the papers ----------------------------------------------
 
-const char *const kWu = "Wu et al. HPDC'16 (application-layouts.md 1); numbers derived";
-const char *const kJenkins = "Jenkins et al. TPDS'14 (application-layouts.md 1); numbers derived";
+const char *const kWu = "Wu et al. HPDC'16 (docs/application-layouts.md 1); numbers derived";
+const char *const kJenkins =
+    "Jenkins et al. TPDS'14 (docs/application-layouts.md 1); numbers derived";
 
 void add_dense(std::vector<Layout> &out, int64_t n) {
     const int64_t ld = n + 64, nb = 64, buf = ld * n * kDouble;
@@ -325,7 +326,7 @@ std::vector<Layout> fft2_layouts(int64_t big_n, int64_t p) {
 
 Layout comb_layout(bool send, std::array<int, 3> dir, int64_t n, int64_t g) {
     const int64_t len = n + 2 * g;
-    const std::string src = std::string(kDoc) + " 2.8, Comb Box3d::get_type_subarray;"
+    const std::string src = std::string(kDoc) + " 2.7, Comb Box3d::get_type_subarray;"
                                                 " numbers derived from the definition";
     std::vector<int64_t> sizes(3, len), sub(3), start(3);
     std::string tag;

@@ -1,5 +1,5 @@
 // Datatype layouts of real applications and of the GPU-datatype papers, with the numbers the
-// sources give for them. Definitions and numbers: /work/shared/reference/application-layouts.md.
+// sources give for them. Definitions and numbers: docs/application-layouts.md ("the doc").
 #pragma once
 
 #include "type_desc.hpp"

@@ -382,7 +382,7 @@ bool resolve_family(const std::string &base, std::string_view args, std::vector<
         *family = wrf_layouts(base[4], args);
         if (family->empty()) {
             *error = "no WRF " + std::string(1, base[4]) + " config \"" + std::string(args) +
-                     "\"; application-layouts.md 2.4 has";
+                     "\"; docs/application-layouts.md 2.4 has";
             for (const auto &grid : wrf_grids(base[4])) *error += " " + grid;
             return false;
         }

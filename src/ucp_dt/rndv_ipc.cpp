@@ -279,7 +279,7 @@ bool Worker::recv_start_ipc(Request *r) {
 bool Worker::strided_offer(Request *r, AmHeader *rtr, StridedShape *shape) {
     // The sender copies run by run when both layouts are strided with runs of one length: one
     // kernel (or 2-D copy) where pack, transfer and unpack would each cost a GPU operation and
-    // its event, which bounds small messages (performance.md, run 13).
+    // its event, which bounds small messages (performance-log.md, run 13).
     const Plan &p = *r->plan;
     if (!cfg.ipc_strided || r->gpu < 0 || r->hdr.run_len <= 0 || !shape_fits(p) || p.dims.empty() ||
         p.block_len != r->hdr.run_len || p.packed_size != r->hdr.packed)

@@ -169,11 +169,11 @@ ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_met
     if (peer) {
         // The link, not the device, bounds both methods, and the copy engines drive it best: on
         // two H200s over NVLink, 2-D copies of V (32 KB rows) into and out of the peer's memory
-        // reached 0.99-1.0 of a contiguous copy, strided kernels 0.92-0.93 (performance.md,
+        // reached 0.99-1.0 of a contiguous copy, strided kernels 0.92-0.93 (performance-log.md,
         // run 12). The engine works on the next row while the link carries the last, so the copy
         // keeps up as long as a row's cost is below its time on the link (the fastest known,
         // NVLink 4 at 450 GB/s one way, is the strictest bound); short rows go to the kernel.
-        // With the H200's 0.12 ns a row the bound falls near 52-byte rows (performance.md,
+        // With the H200's 0.12 ns a row the bound falls near 52-byte rows (performance-log.md,
         // run 17: in the rendezvous, 1 MiB of 8-byte rows moved at 90-98 GB/s by kernel and 22
         // by copy engine; of 64-byte rows at 114 and 156). Each outer index past the first
         // costs one more call (about 2 us of enqueueing on the CPU); the first is paid either
