@@ -123,8 +123,8 @@ def judge(a, survivor, victim_name, since, expect, peer_name, others):
     if peer_name and m.group(1) != peer_name:
         return fail("the %s names peer %s, not %s" % (survivor.name, m.group(1), peer_name),
                     survivor, *others)
-    print("PASS: the %s exited %d %.2f s after the %s's %s: %s" %
-          (survivor.name, rc, took, victim_name, a.mode, m.group(0)))
+    print("PASS (-x %s, %s memory, -e %s): the %s exited %d %.2f s after the %s's %s: %s" %
+          (a.path, a.mem, a.err_mode, survivor.name, rc, took, victim_name, a.mode, m.group(0)))
     return 0
 
 
