@@ -12,6 +12,10 @@
 // of its receive buffer with the expected stream, which it builds with the reference type-map
 // walker from the same pattern, and checks that every byte outside the receive type map kept
 // its poison. MB = 2^20 bytes, as ucx_perftest.
+//
+// A peer that dies or stops answering ends the run with an error naming it (exit status 3):
+// the UCP endpoint uses UCP's peer error handling, the out-of-band socket is watched for its
+// close while transfers are in flight, and every wait for the peer is bounded by -T.
 #include "layouts/registry.hpp"
 #include "layouts/typemap_walk.hpp"
 
@@ -20,14 +24,19 @@
 #include <ucxdt/ucxdt.h>
 
 #include <cuda_runtime_api.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +66,33 @@ constexpr ucp_tag_t kDataTag = 0x1337, kAckTag = 0x1338;
 
 double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
+// ---- The peer: who it is, and how long we wait for it --------------------------------------
+
+struct Peer {
+    std::string name = "?";  // host:port of the other process
+    int fd = -1;             // the out-of-band socket; the kernel closes it when the peer dies
+    double timeout_s = 30;   // -T: the longest wait for the peer
+    // Messages posted, completed or received: counted in the hot loops, timed by watch().
+    uint64_t events = 0, seen_events = 0;
+    double activity = now_s();  // when `events` last changed, as watch() saw it
+    double last_check = 0;      // of the socket, while transfers are in flight
+} g_peer;
+
+void abort_ucp();  // force-closes the endpoint of a failed peer (the Ucp below)
+
+// The peer failed or did not answer in time: releases what UCP needs released, exits 3.
+[[noreturn]] void die_peer(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::fprintf(stderr, "ucxdt_perftest: error: peer %s ", g_peer.name.c_str());
+    std::vfprintf(stderr, fmt, ap);
+    std::fprintf(stderr, "\n");
+    va_end(ap);
+    std::fflush(stderr);
+    abort_ucp();
+    std::exit(3);
+}
+
 // ---- Parameters: the client's, mirrored to the server as key=value lines -------------------
 
 struct Params {
@@ -67,6 +103,8 @@ struct Params {
     long window = 1;  // tag_bw: messages in flight
     int check_all = 0;
     double percentile = 50.0;
+    double timeout_s = 30;  // -T, for both processes
+    std::string err_mode = "peer";  // -e: UCP's error handling mode of the endpoints
 
     std::string encode() const {
         char b[64];
@@ -75,7 +113,7 @@ struct Params {
                "\nsmem=" + send_mem + "\nrmem=" + recv_mem + "\niters=" + std::to_string(iters) +
                "\nwarmup=" + std::to_string(warmup) + "\nwindow=" + std::to_string(window) +
                "\ncheck=" + std::to_string(check_all) +
-               "\npct=" + b + "\n";
+               "\npct=" + b + "\ntimeout=" + std::to_string(timeout_s) + "\nerrmode=" + err_mode + "\n";
     }
     void decode(const std::string &s) {
         std::map<std::string, std::string> kv;
@@ -91,6 +129,8 @@ struct Params {
         iters = std::atol(kv["iters"].c_str()), warmup = std::atol(kv["warmup"].c_str());
         window = std::atol(kv["window"].c_str());
         check_all = std::atoi(kv["check"].c_str()), percentile = std::atof(kv["pct"].c_str());
+        if (kv.count("timeout")) timeout_s = std::atof(kv["timeout"].c_str());
+        if (kv.count("errmode")) err_mode = kv["errmode"];
     }
 };
 
@@ -125,14 +165,27 @@ void usage() {
         "                    which is the first warm-up one when -w > 0, and one more after\n"
         "                    the timed ones, untimed)\n"
         "     -R <rank>      percentile rank of the latency percentile (50.0)\n"
-        "     -p <port>      TCP port for the out-of-band exchange (13337)\n"
+        "     -p <port>      TCP port for the out-of-band exchange (13337; server: 0 picks a\n"
+        "                    free one, which it prints)\n"
+        "     -e <mode>      UCP error handling of the endpoints: peer (default; a dead peer\n"
+        "                    fails its requests and UCP reports it; sets UCX_MM_ERROR_HANDLING=y\n"
+        "                    unless set, without which UCX 1.13 leaves shared memory out) or\n"
+        "                    none (UCP's default, as ucx_perftest without -e: every transport,\n"
+        "                    CMA too; a dead peer is noticed through the out-of-band socket)\n"
+        "     -T <seconds>   the longest wait for the peer (30): for an answer on the\n"
+        "                    out-of-band socket, for the connection, or for any message to\n"
+        "                    complete; then the run fails. The client's value applies to the\n"
+        "                    server once it has the parameters; the server waits for its\n"
+        "                    client without limit. A peer that dies is noticed at once.\n"
         "     -G <gpu>       CUDA device of this process's buffers (default: the current one);\n"
         "                    per process, not sent to the server\n"
         "     -f <format>    table (default), csv, json\n"
         "     -L             list the layouts and exit\n"
         "     -C             print the ucxdt worker configuration in force (the UCXDT_*\n"
         "                    environment, as ucx_info -c prints UCX's) and exit\n"
-        "     -h             show this help message\n");
+        "     -h             show this help message\n\n"
+        "  Exit status: 0 verified, 1 verification failed, 2 other errors, 3 the peer failed\n"
+        "  (died, closed the connection, or did not answer within -T), which the error names.\n");
 }
 
 // -C: a ucxdt worker on a UCP worker of this process, for its configuration only.
@@ -318,38 +371,70 @@ bool checked(const Params &p, long it) { return it == -p.warmup || it == p.iters
 bool timed(const Params &p, long it) { return it >= 0 && it < p.iters; }
 
 // ---- Out-of-band socket --------------------------------------------------------------------
+// Every wait is a poll bounded by -T; `what` says what was awaited, for the error.
 
-void sock_write(int fd, const void *data, size_t n) {
+void sock_wait(int fd, short events, const char *what) {
+    const double deadline = now_s() + g_peer.timeout_s;
+    for (;;) {
+        const double left = deadline - now_s();
+        if (left <= 0) die_peer("did not answer within %g s (-T) %s", g_peer.timeout_s, what);
+        pollfd p{fd, events, 0};
+        const int r = ::poll(&p, 1, static_cast<int>(std::min(std::ceil(left * 1000), 60000.0)));
+        if (r > 0) return;  // ready, or closed: the send or recv tells which
+        if (r < 0 && errno != EINTR) die("out-of-band socket: poll: %s", std::strerror(errno));
+    }
+}
+void sock_write(int fd, const void *data, size_t n, const char *what) {
     const char *c = static_cast<const char *>(data);
     while (n > 0) {
-        const ssize_t w = ::send(fd, c, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR) continue;
+        sock_wait(fd, POLLOUT, what);
+        const ssize_t w = ::send(fd, c, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        if (w < 0 && (errno == EPIPE || errno == ECONNRESET))
+            die_peer("closed the connection (%s) %s", std::strerror(errno), what);
         if (w <= 0) die("out-of-band socket: send failed (%s)", w < 0 ? std::strerror(errno) : "nothing sent");
         c += w, n -= static_cast<size_t>(w);
     }
 }
-void sock_read(int fd, void *data, size_t n) {
+void sock_read(int fd, void *data, size_t n, const char *what) {
     char *c = static_cast<char *>(data);
     while (n > 0) {
-        const ssize_t r = ::recv(fd, c, n, 0);
-        if (r < 0 && errno == EINTR) continue;
-        if (r == 0) die("out-of-band socket: the peer closed it");
+        sock_wait(fd, POLLIN, what);
+        const ssize_t r = ::recv(fd, c, n, MSG_DONTWAIT);
+        if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        if (r == 0) die_peer("closed the connection %s", what);
+        if (r < 0 && errno == ECONNRESET) die_peer("closed the connection (%s) %s", std::strerror(errno), what);
         if (r < 0) die("out-of-band socket: %s", std::strerror(errno));
         c += r, n -= static_cast<size_t>(r);
     }
+    ++g_peer.events;
 }
-void send_blob(int fd, const std::string &s) {
+void send_blob(int fd, const std::string &s, const char *what) {
     const uint64_t n = s.size();
-    sock_write(fd, &n, sizeof n);
-    sock_write(fd, s.data(), s.size());
+    sock_write(fd, &n, sizeof n, what);
+    sock_write(fd, s.data(), s.size(), what);
 }
-std::string recv_blob(int fd) {
+std::string recv_blob(int fd, const char *what) {
     uint64_t n = 0;
-    sock_read(fd, &n, sizeof n);
+    sock_read(fd, &n, sizeof n, what);
     if (n > (1u << 24)) die("out-of-band socket: oversized message");
     std::string s(n, '\0');
-    sock_read(fd, s.data(), n);
+    sock_read(fd, s.data(), n, what);
     return s;
+}
+// While waiting for transfers: dies when nothing happened for -T seconds, or when the socket
+// closed. It is idle until the next barrier, and its end (the peer's process is gone) is the
+// surest sign of a dead peer on any transport; checked at most every 0.1 s.
+void watch() {
+    const double t = now_s();
+    if (g_peer.events != g_peer.seen_events) g_peer.seen_events = g_peer.events, g_peer.activity = t;
+    else if (t - g_peer.activity > g_peer.timeout_s)
+        die_peer("did not answer within %g s (-T): no message completed", g_peer.timeout_s);
+    if (g_peer.fd < 0 || t - g_peer.last_check < 0.1) return;
+    g_peer.last_check = t;
+    pollfd p{g_peer.fd, POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+        die_peer("closed the connection while transfers were in flight");
 }
 
 // The barrier's small writes must leave at once: with Nagle's algorithm one side of a barrier
@@ -360,6 +445,7 @@ int no_delay(int fd) {
     return fd;
 }
 
+// Waits for one client, without a time limit (a server waits for its client).
 int server_accept(int port) {
     const int lfd = ::socket(AF_INET, SOCK_STREAM, 0);
     const int one = 1;
@@ -367,33 +453,56 @@ int server_accept(int port) {
     sockaddr_in a{};
     a.sin_family = AF_INET, a.sin_port = htons(static_cast<uint16_t>(port));
     a.sin_addr.s_addr = INADDR_ANY;
-    if (::bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || ::listen(lfd, 1) != 0)
+    socklen_t alen = sizeof a;
+    if (::bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || ::listen(lfd, 1) != 0 ||
+        ::getsockname(lfd, reinterpret_cast<sockaddr *>(&a), &alen) != 0)
         die("cannot listen on port %d: %s", port, std::strerror(errno));
-    std::fprintf(stderr, "Waiting for connection on port %d...\n", port);
+    std::fprintf(stderr, "Waiting for connection on port %d...\n", ntohs(a.sin_port));
     int fd;
+    sockaddr_in c{};
+    socklen_t clen = sizeof c;
     do {
-        fd = ::accept(lfd, nullptr, nullptr);
+        fd = ::accept(lfd, reinterpret_cast<sockaddr *>(&c), &clen);
     } while (fd < 0 && errno == EINTR);
     ::close(lfd);
     if (fd < 0) die("accept: %s", std::strerror(errno));
+    char host[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &c.sin_addr, host, sizeof host);
+    g_peer.name = std::string(host) + ":" + std::to_string(ntohs(c.sin_port));
     return no_delay(fd);
 }
 
+// Connects within -T, retrying while the server may still be starting.
 int client_connect(const std::string &host, int port) {
+    g_peer.name = host + ":" + std::to_string(port);
     addrinfo hints{}, *res = nullptr;
     hints.ai_family = AF_INET, hints.ai_socktype = SOCK_STREAM;
     if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0)
         die("cannot resolve %s", host.c_str());
-    int fd = -1;
-    for (int attempt = 0; attempt < 50 && fd < 0; ++attempt) {  // the server may be starting
+    const double deadline = now_s() + g_peer.timeout_s;
+    int fd = -1, err = 0;
+    while (fd < 0) {
         fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        if (::connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+        ::fcntl(fd, F_SETFL, O_NONBLOCK);
+        err = ::connect(fd, res->ai_addr, res->ai_addrlen) == 0 ? 0 : errno;
+        if (err == EINPROGRESS) {
+            pollfd p{fd, POLLOUT, 0};
+            const double left = std::max(0.0, deadline - now_s());
+            socklen_t len = sizeof err;
+            if (::poll(&p, 1, static_cast<int>(std::min(std::ceil(left * 1000), 60000.0))) == 1)
+                ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+            else
+                err = ETIMEDOUT;
+        }
+        if (err != 0) {
             ::close(fd), fd = -1;
+            if (now_s() >= deadline)
+                die_peer("did not answer within %g s (-T): cannot connect (%s)", g_peer.timeout_s,
+                         std::strerror(err));
             usleep(100000);
         }
     }
     freeaddrinfo(res);
-    if (fd < 0) die("cannot connect to %s:%d", host.c_str(), port);
     return no_delay(fd);
 }
 
@@ -409,50 +518,85 @@ struct Pending {
     double posted = 0;
 };
 
+// UCP's statuses of a failed connection (with the peer error handling mode).
+bool connection_error(ucs_status_t s) {
+    return s == UCS_ERR_CONNECTION_RESET || s == UCS_ERR_ENDPOINT_TIMEOUT || s == UCS_ERR_UNREACHABLE ||
+           s == UCS_ERR_REJECTED;
+}
+
 struct Ucp {
     ucp_context_h ctx = nullptr;
     ucp_worker_h worker = nullptr;
     ucp_ep_h ep = nullptr;
+    ucs_status_t ep_status = UCS_OK;  // what UCP's error handler reported for ep
     ucp_datatype_t send_dt = 0, recv_dt = 0;
     bool have_dt = false;
     ucxdt_worker_h dw = nullptr;  // -x pipeline
     ucxdt_ep_h dep = nullptr;
 
-    void init(int fd) {
+    static void on_ep_error(void *arg, ucp_ep_h, ucs_status_t status) {
+        auto *u = static_cast<Ucp *>(arg);
+        if (u->ep_status == UCS_OK) u->ep_status = status;
+    }
+
+    // With -e peer, the endpoint in UCP's peer error handling mode, so that a dead peer fails
+    // its requests and is reported; with -x pipeline the ucxdt worker is told too (and made
+    // first for that).
+    void init(int fd, bool pipeline, bool peer_mode) {
+        ucp_config_t *cfg = nullptr;
+        if (ucs_status_t s = ucp_config_read(nullptr, nullptr, &cfg); s != UCS_OK)
+            die("ucp_config_read: %s", ucs_status_string(s));
+        // UCX 1.13's posix and sysv serve the peer mode only when told to (off by default);
+        // without them two processes of one node talk over TCP, several times slower. A
+        // setting of the user's stays; a UCX without this setting ignores it.
+        if (peer_mode && !std::getenv("UCX_MM_ERROR_HANDLING") && !std::getenv("UCX_POSIX_ERROR_HANDLING") &&
+            !std::getenv("UCX_SYSV_ERROR_HANDLING"))
+            ucp_config_modify(cfg, "MM_ERROR_HANDLING", "y");
         ucp_params_t p{};
         p.field_mask = UCP_PARAM_FIELD_FEATURES;
         p.features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA;
-        if (ucs_status_t s = ucp_init(&p, nullptr, &ctx); s != UCS_OK)
-            die("ucp_init: %s", ucs_status_string(s));
+        const ucs_status_t is = ucp_init(&p, cfg, &ctx);
+        ucp_config_release(cfg);
+        if (is != UCS_OK) die("ucp_init: %s", ucs_status_string(is));
         ucp_worker_params_t wp{};
         wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
         wp.thread_mode = UCS_THREAD_MODE_SINGLE;
         if (ucs_status_t s = ucp_worker_create(ctx, &wp, &worker); s != UCS_OK)
             die("ucp_worker_create: %s", ucs_status_string(s));
+        if (pipeline) {
+            ucxdt_worker_params_t dp{};
+            dp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT;
+            dp.ucp_worker = worker;
+            dp.ucp_context = ctx;
+            if (ucxdt_worker_create(&dp, &dw) != UCXDT_OK) die("ucxdt_worker_create: %s", ucxdt_last_error());
+        }
         ucp_address_t *addr = nullptr;
         size_t len = 0;
         if (ucs_status_t s = ucp_worker_get_address(worker, &addr, &len); s != UCS_OK)
             die("ucp_worker_get_address: %s", ucs_status_string(s));
-        send_blob(fd, std::string(reinterpret_cast<const char *>(addr), len));
+        send_blob(fd, std::string(reinterpret_cast<const char *>(addr), len), "while sending the worker address");
         ucp_worker_release_address(worker, addr);
-        const std::string peer = recv_blob(fd);
+        const std::string peer = recv_blob(fd, "while waiting for its worker address");
         ucp_ep_params_t ep{};
         ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
         ep.address = reinterpret_cast<const ucp_address_t *>(peer.data());
+        if (peer_mode && dw) {
+            if (ucxdt_ep_params_set_err_handler(&ep, dw, on_ep_error, this) != UCXDT_OK)
+                die("ucxdt_ep_params_set_err_handler: %s", ucxdt_last_error());
+        } else if (peer_mode) {
+            ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+            ep.err_handler.cb = on_ep_error;
+            ep.err_handler.arg = this;
+        }
         if (ucs_status_t s = ucp_ep_create(worker, &ep, &this->ep); s != UCS_OK)
             die("ucp_ep_create: %s", ucs_status_string(s));
-    }
-    // -x pipeline: a ucxdt worker and endpoint on this UCP worker and endpoint.
-    void make_pipeline() {
-        ucxdt_worker_params_t wp{};
-        wp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT;
-        wp.ucp_worker = worker;
-        wp.ucp_context = ctx;
-        if (ucxdt_worker_create(&wp, &dw) != UCXDT_OK) die("ucxdt_worker_create: %s", ucxdt_last_error());
-        ucxdt_ep_params_t epp{};
-        epp.field_mask = UCXDT_EP_PARAM_FIELD_UCP_EP;
-        epp.ucp_ep = ep;
-        if (ucxdt_ep_create(dw, &epp, &dep) != UCXDT_OK) die("ucxdt_ep_create: %s", ucxdt_last_error());
+        if (dw) {
+            ucxdt_ep_params_t epp{};
+            epp.field_mask = UCXDT_EP_PARAM_FIELD_UCP_EP;
+            epp.ucp_ep = this->ep;
+            if (ucxdt_ep_create(dw, &epp, &dep) != UCXDT_OK) die("ucxdt_ep_create: %s", ucxdt_last_error());
+        }
     }
     void make_dts(ucxdt_type_t s, ucxdt_type_t r) {
         if (ucxdt_ucp_dt_create(s, &send_dt) != UCS_OK || ucxdt_ucp_dt_create(r, &recv_dt) != UCS_OK)
@@ -463,64 +607,99 @@ struct Ucp {
     bool done(Pending &m) {
         if (m.req == nullptr) return true;
         if (m.ucxdt) {
-            if (UCXDT_PTR_IS_ERR(m.req))
-                die("%s: %s", m.what, ucxdt_status_string(UCXDT_PTR_STATUS(m.req)));
+            if (UCXDT_PTR_IS_ERR(m.req)) fail(m, UCXDT_PTR_STATUS(m.req));
             const int s = ucxdt_request_check_status(m.req);
             if (s == UCXDT_INPROGRESS) return false;
             ucxdt_request_free(m.req);
-            if (s != UCXDT_OK) die("%s: %s", m.what, ucxdt_status_string(static_cast<ucxdt_status_t>(s)));
+            if (s != UCXDT_OK) fail(m, static_cast<ucxdt_status_t>(s));
         } else {
-            if (UCS_PTR_IS_ERR(m.req)) die("%s: %s", m.what, ucs_status_string(UCS_PTR_STATUS(m.req)));
+            if (UCS_PTR_IS_ERR(m.req)) fail(m, UCS_PTR_STATUS(m.req));
             const ucs_status_t s = ucp_request_check_status(m.req);
             if (s == UCS_INPROGRESS) return false;
             ucp_request_free(m.req);
-            if (s != UCS_OK) die("%s: %s", m.what, ucs_status_string(s));
+            if (s != UCS_OK) fail(m, s);
         }
         m.req = nullptr;
+        ++g_peer.events;
         return true;
+    }
+    [[noreturn]] void fail(const Pending &m, ucxdt_status_t s) {
+        if (s == UCXDT_ERR_PEER_FAILURE || ep_status != UCS_OK)
+            die_peer("failed: %s: %s", m.what, ucxdt_status_string(s));
+        die("%s: %s", m.what, ucxdt_status_string(s));
+    }
+    [[noreturn]] void fail(const Pending &m, ucs_status_t s) {
+        if (connection_error(s) || ep_status != UCS_OK) die_peer("failed: %s: %s", m.what, ucs_status_string(s));
+        die("%s: %s", m.what, ucs_status_string(s));
     }
     void wait(Pending m) {
         while (!done(m)) progress();
     }
-    // The pipeline's worker progresses UCP too: used for every wait once it exists.
+    // Between checks of a request: dies when UCP reported the endpoint failed, and every 64
+    // calls watches the peer (a clock read costs about as much as a call that finds no work).
+    // The pipeline's worker progresses UCP too.
     void progress() {
+        if (ep_status != UCS_OK) die_peer("failed: UCP reports %s on the endpoint", ucs_status_string(ep_status));
+        if ((++spins & 63) == 0) watch();
         if (dw) ucxdt_worker_progress(dw);
         else ucp_worker_progress(worker);
     }
+    unsigned spins = 0;
     Pending send(const void *buf, size_t count, ucp_datatype_t dt, ucp_tag_t tag) {
         ucp_request_param_t rp{};
         rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
         rp.datatype = dt;
+        ++g_peer.events;
         return Pending{ucp_tag_send_nbx(ep, buf, count, tag, &rp), false, "ucp_tag_send_nbx"};
     }
     Pending recv(void *buf, size_t count, ucp_datatype_t dt, ucp_tag_t tag) {
         ucp_request_param_t rp{};
         rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
         rp.datatype = dt;
+        ++g_peer.events;
         return Pending{ucp_tag_recv_nbx(worker, buf, count, tag, ~ucp_tag_t(0), &rp), false, "ucp_tag_recv_nbx"};
     }
+    // Force: the peer closes its own at the same time, or is gone. Waits at most -T.
+    void close_ep() {
+        if (ep == nullptr) return;
+        ucp_request_param_t rp{};
+        rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+        void *r = ucp_ep_close_nbx(ep, &rp);
+        ep = nullptr;
+        if (r == nullptr || UCS_PTR_IS_ERR(r)) return;
+        const double deadline = now_s() + g_peer.timeout_s;
+        while (ucp_request_check_status(r) == UCS_INPROGRESS && now_s() < deadline) ucp_worker_progress(worker);
+        if (ucp_request_check_status(r) != UCS_INPROGRESS) ucp_request_free(r);
+    }
+    // In ucxdt_ucp.h's order: the ucxdt endpoint, the UCP endpoint, the ucxdt worker.
     void close() {
-        if (ep != nullptr) {
-            ucp_request_param_t rp{};
-            rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-            void *r = ucp_ep_close_nbx(ep, &rp);
-            if (r != nullptr && !UCS_PTR_IS_ERR(r)) {
-                while (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_worker_progress(worker);
-                ucp_request_free(r);
-            }
-        }
-        if (have_dt) ucxdt_ucp_dt_destroy(send_dt), ucxdt_ucp_dt_destroy(recv_dt);
-        if (dep) ucxdt_ep_destroy(dep);
-        if (dw) ucxdt_worker_destroy(dw);
-        if (worker != nullptr) ucp_worker_destroy(worker);
-        if (ctx != nullptr) ucp_cleanup(ctx);
+        if (dep) ucxdt_ep_destroy(dep), dep = nullptr;
+        close_ep();
+        if (have_dt) ucxdt_ucp_dt_destroy(send_dt), ucxdt_ucp_dt_destroy(recv_dt), have_dt = false;
+        if (dw) ucxdt_worker_destroy(dw), dw = nullptr;
+        if (worker != nullptr) ucp_worker_destroy(worker), worker = nullptr;
+        if (ctx != nullptr) ucp_cleanup(ctx), ctx = nullptr;
+    }
+    // The peer failed: its endpoint is released as UCP asks; the process exits next, with
+    // requests still posted, so the workers are left to the exit.
+    void abandon() {
+        if (dep) ucxdt_ep_destroy(dep), dep = nullptr;
+        close_ep();
     }
 };
+
+Ucp *g_ucp = nullptr;
+void abort_ucp() {
+    Ucp *u = g_ucp;
+    g_ucp = nullptr;  // once, even if closing fails again
+    if (u) u->abandon();
+}
 
 // One message of side `s` in either direction, on the chosen path, posted. `stage` is the
 // contiguous buffer of the packsend path (messages in flight share it: they carry equal bytes).
 Pending post_send(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
+    ++g_peer.events;
     if (p.path == "pipeline")
         return Pending{ucxdt_tag_send_nbx(u.dep, s.origin(), s.lay.count, s.type, kDataTag, nullptr), true,
                        "ucxdt_tag_send_nbx"};
@@ -531,6 +710,7 @@ Pending post_send(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem
     return u.send(stage.p, static_cast<size_t>(s.packed), ucp_dt_make_contig(1), kDataTag);
 }
 Pending post_recv(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
+    ++g_peer.events;
     if (p.path == "pipeline")
         return Pending{ucxdt_tag_recv_nbx(u.dw, s.origin(), s.lay.count, s.type, kDataTag, ~ucp_tag_t(0), nullptr),
                        true, "ucxdt_tag_recv_nbx"};
@@ -586,8 +766,8 @@ void record_failure(const Params &p, Result &r, long it, const std::string &e) {
 // Both processes at the same point, through the out-of-band socket. Around a checked
 // iteration, so that neither side's timed transfer waits for the other's checking.
 void barrier(int fd) {
-    send_blob(fd, "b");
-    recv_blob(fd);
+    send_blob(fd, "b", "at a barrier");
+    recv_blob(fd, "at a barrier");
 }
 
 // Client of tag_bw: the sender. Server: the receiver. Up to p.window messages are in flight on
@@ -862,7 +1042,7 @@ int main(int argc, char **argv) {
     Options o;
     std::string dspec, mspec;
     int64_t size = -1;
-    for (int c; (c = getopt(argc, argv, "t:x:D:s:m:n:w:O:cR:p:G:f:LCh")) != -1;) {
+    for (int c; (c = getopt(argc, argv, "t:x:D:s:m:n:w:O:cR:p:T:e:G:f:LCh")) != -1;) {
         switch (c) {
         case 't': o.p.test = optarg; break;
         case 'x': o.p.path = optarg; break;
@@ -875,6 +1055,8 @@ int main(int argc, char **argv) {
         case 'c': o.p.check_all = 1; break;
         case 'R': o.p.percentile = std::atof(optarg); break;
         case 'p': o.port = std::atoi(optarg); break;
+        case 'T': o.p.timeout_s = std::atof(optarg); break;
+        case 'e': o.p.err_mode = optarg; break;
         case 'G': o.gpu = std::atoi(optarg); break;
         case 'f': o.format = optarg; break;
         case 'L': std::fputs(L::list_layouts().c_str(), stdout); return 0;
@@ -897,6 +1079,8 @@ int main(int argc, char **argv) {
         o.p.send_mem = mspec.substr(0, comma);
         o.p.recv_mem = comma == std::string::npos ? "" : mspec.substr(comma + 1);
     }
+    if (!(o.p.timeout_s > 0)) die("-T must be > 0 seconds");
+    g_peer.timeout_s = o.p.timeout_s;
     if (o.format != "table" && o.format != "csv" && o.format != "json")
         die("-f %s: expected table, csv or json", o.format.c_str());
     // Before UCP and any buffer: UCX's CUDA transports bind to the current device.
@@ -908,7 +1092,8 @@ int main(int argc, char **argv) {
     const bool client = local || !o.server.empty();
     if (!local && o.server.empty()) {  // server: everything but the port comes from the client
         fd = server_accept(o.port);
-        o.p.decode(recv_blob(fd));
+        o.p.decode(recv_blob(fd, "while waiting for the parameters"));
+        g_peer.timeout_s = o.p.timeout_s;
     }
     Params &p = o.p;
     if (p.recv_spec.empty()) p.recv_spec = p.send_spec;
@@ -920,6 +1105,8 @@ int main(int argc, char **argv) {
     if (p.iters < 1 || p.warmup < 0 || p.window < 1) die("-n and -O must be >= 1 and -w >= 0");
     if (p.window > 1 && p.test != "tag_bw") die("-O applies to tag_bw only");
     if (p.percentile < 0 || p.percentile > 100) die("-R must be in [0, 100]");
+    if (!(p.timeout_s > 0)) die("-T must be > 0 seconds");
+    if (p.err_mode != "peer" && p.err_mode != "none") die("-e %s: expected peer or none", p.err_mode.c_str());
 
     // Both sides build both layouts: the receiver needs the sender's to know what to expect.
     Side snd, rcv, echo;
@@ -945,26 +1132,29 @@ int main(int argc, char **argv) {
     } else {
         if (client) {
             fd = client_connect(o.server, o.port);
-            send_blob(fd, p.encode());
+            send_blob(fd, p.encode(), "while sending the parameters");
         }
+        g_peer.fd = fd;
         Ucp u;
-        u.init(fd);
+        g_ucp = &u;
+        u.init(fd, p.path == "pipeline", p.err_mode == "peer");
         if (p.path == "generic") u.make_dts(snd.type, rcv.type);
-        if (p.path == "pipeline") u.make_pipeline();
-        send_blob(fd, "ready"), recv_blob(fd);  // both endpoints exist before any data
+        // Both endpoints exist before any data.
+        send_blob(fd, "ready", "while connecting"), recv_blob(fd, "while connecting");
         if (p.test == "tag_lat" && client) echo.init(p.send_spec, p.send_mem);
         if (p.test == "tag_bw") run_bw(u, fd, p, snd, rcv, client, r);
         else run_lat(u, fd, p, snd, rcv, client ? &echo : nullptr, client, r);
         // The server reports its checks; then both tear down.
         if (client) {
-            const std::string rep = recv_blob(fd);
+            const std::string rep = recv_blob(fd, "while waiting for its verification report");
             peer_checks = std::atol(rep.c_str());
             const size_t nl = rep.find('\n');
             if (nl != std::string::npos) peer_failure = rep.substr(nl + 1);
         } else {
-            send_blob(fd, std::to_string(r.checks) + "\n" + r.failure);
+            send_blob(fd, std::to_string(r.checks) + "\n" + r.failure, "while sending the verification report");
         }
-        send_blob(fd, "done"), recv_blob(fd);
+        send_blob(fd, "done", "at the end"), recv_blob(fd, "at the end");
+        g_ucp = nullptr, g_peer.fd = -1;
         u.close();
         ::close(fd);
     }

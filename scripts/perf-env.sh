@@ -1,6 +1,7 @@
 # Sourced by compare-paths and pipeline-sweep: where the binaries are, which memory and GPUs the
 # two processes use, how many messages are in flight, and a reader for ucxdt_perftest's CSV.
-#   sets: root bin ucx_perftest mem window; exports PAIR_SERVER_GPU / PAIR_CLIENT_GPU on 2+ GPUs
+#   sets: root bin ucx_perftest mem window err_mode; exports PAIR_SERVER_GPU / PAIR_CLIENT_GPU on
+#   2+ GPUs
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${BIN:-$root/build}
 ucx_perftest=${UCX_PERFTEST:-$(ls "${XDG_CACHE_HOME:-$HOME/.cache}"/ucxdt/ucx-1.13.1-*/bin/ucx_perftest 2>/dev/null | tail -n 1)}
@@ -10,6 +11,9 @@ gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 mem=${MEM:-$([ "${gpus:-0}" -ge 1 ] && echo cuda || echo host)}
 if [ "${gpus:-0}" -ge 2 ]; then export PAIR_SERVER_GPU=0 PAIR_CLIENT_GPU=1; fi
 window=${WINDOW:-32}
+# ucxdt_perftest -e: UCP's error handling mode (ERR_MODE, default none), as ucx_perftest runs
+# without -e, so that both tools choose among the same transports (peer mode leaves out CMA).
+err_mode=${ERR_MODE:-none}
 
 # iterations_for BYTES: messages per timed run, about 2 GB of traffic (100 to 20,000). A run must
 # last long enough that a few slow messages (ucxdt_perftest's slowest, 300-600 us on two H200s,

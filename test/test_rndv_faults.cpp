@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -35,14 +36,19 @@ constexpr uint64_t kToParent = 1, kToChild = 2, kToSelf = 3;
 // drives before it stops.
 L::TypeDescPtr message_type() { return L::vector(32768, 4, 6, L::named(UCXDT_DOUBLE)); }
 
+// A ucxdt worker on s's UCP worker. Its destructor keeps ucxdt_ucp.h's order: the ucxdt
+// endpoint, then s's UCP endpoint (whose error handler names the worker), then the worker.
 struct UcxdtSide {
+    ProcessSide *s = nullptr;
     ucxdt_worker_h w = nullptr;
     ucxdt_ep_h ep = nullptr;
-    std::string open(ucp_context_h ctx, ucp_worker_h worker) {
-        return T::create_rndv_worker(ctx, worker, T::RndvConfig{1024, kFrag, kDepth, kDepth}, &w);
+    std::string open(ProcessSide &side) {
+        s = &side;
+        return T::create_rndv_worker(side.ctx, side.w, T::RndvConfig{1024, kFrag, kDepth, kDepth}, &w);
     }
     ~UcxdtSide() {
         if (ep) ucxdt_ep_destroy(ep);
+        if (s) s->close_ep();
         if (w) ucxdt_worker_destroy(w);
     }
 };
@@ -57,7 +63,7 @@ struct UcxdtSide {
     std::vector<char> peer;
     if (!s.init(kFeatures, kUcxConfig).empty()) _exit(2);
     if (!T::write_blob(to_parent, s.address) || !T::read_blob(to_child, &peer)) _exit(3);
-    if (!s.connect(peer, true).empty() || !x.open(s.ctx, s.w).empty() || !T::create_rndv_ep(x.w, s.ep, &x.ep).empty()) _exit(4);
+    if (!x.open(s).empty() || !s.connect(peer, x.w).empty() || !T::create_rndv_ep(x.w, s.ep, &x.ep).empty()) _exit(4);
     const auto t = message_type();
     Type h(*t);
     Buffer src(*t, 1, 11), dst(*t, 1, 12);
@@ -97,12 +103,8 @@ TEST(RndvFaults, PeerKilledMidPipelineFailsItsRequestsAndTheWorkerServesOn) {
     std::vector<char> peer;
     ASSERT_EQ(s.init(kFeatures, kUcxConfig), "");
     ASSERT_TRUE(T::read_blob(to_parent[0], &peer) && T::write_blob(to_child[1], s.address));
-    ASSERT_EQ(s.connect(peer, true), "");
-    ASSERT_EQ(x.open(s.ctx, s.w), "");
-    s.on_ep_error = [](void *arg, ucp_ep_h ep, ucs_status_t st) {
-        ucxdt_worker_handle_ep_error(static_cast<ucxdt_worker_h>(arg), ep, st);
-    };
-    s.on_ep_error_arg = x.w;
+    ASSERT_EQ(x.open(s), "");
+    ASSERT_EQ(s.connect(peer, x.w), "");  // ucxdt_ep_params_set_err_handler
     ASSERT_EQ(T::create_rndv_ep(x.w, s.ep, &x.ep), "");
 
     const auto t = message_type();
@@ -156,6 +158,86 @@ TEST(RndvFaults, PeerKilledMidPipelineFailsItsRequestsAndTheWorkerServesOn) {
     cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
     s.wait(ucp_ep_close_nbx(self, &cp), std::chrono::seconds(10));
     for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
+}
+
+// ucxdt_ep_params_set_err_handler: the fields it fills, the parameters it refuses (leaving them
+// as they were), and a handler that fails the worker's requests through the endpoint and then
+// calls the user's. UCP's call of the handler is simulated on an endpoint to this worker, whose
+// rendezvous send then waits for an RTR that no receive will send.
+struct Seen {
+    int calls = 0;
+    ucp_ep_h ep = nullptr;
+    ucs_status_t status = UCS_OK;
+};
+void note_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
+    auto *seen = static_cast<Seen *>(arg);
+    ++seen->calls, seen->ep = ep, seen->status = status;
+}
+
+TEST(RndvFaults, EpParamsSetErrHandler) {
+    ProcessSide s;
+    UcxdtSide x;
+    ASSERT_EQ(s.init(kFeatures, kUcxConfig), "");
+    ASSERT_EQ(x.open(s), "");
+    Seen seen;
+
+    ucp_ep_params_t p{};
+    p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    p.address = reinterpret_cast<const ucp_address_t *>(s.address.data());
+    const auto refused = [&](ucp_ep_params_t q, ucxdt_worker_h w) {
+        const ucp_ep_params_t before = q;
+        const ucxdt_status_t st = ucxdt_ep_params_set_err_handler(&q, w, note_error, &seen);
+        EXPECT_EQ(std::memcmp(&q, &before, sizeof q), 0) << "refused parameters were changed";
+        return status_name(st);
+    };
+    EXPECT_EQ(status_name(ucxdt_ep_params_set_err_handler(nullptr, x.w, note_error, &seen)),
+              status_name(UCXDT_ERR_INVALID_PARAM));
+    EXPECT_EQ(refused(p, nullptr), status_name(UCXDT_ERR_INVALID_PARAM));
+    ucp_ep_params_t q = p;
+    q.field_mask |= UCP_EP_PARAM_FIELD_USER_DATA;
+    EXPECT_EQ(refused(q, x.w), status_name(UCXDT_ERR_INVALID_PARAM)) << "user_data would replace the handler's argument";
+    q = p;
+    q.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    q.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    EXPECT_EQ(refused(q, x.w), status_name(UCXDT_ERR_INVALID_PARAM)) << "an explicit err_mode NONE";
+    q = p;
+    q.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    q.err_handler.cb = note_error;
+    EXPECT_EQ(refused(q, x.w), status_name(UCXDT_ERR_INVALID_PARAM)) << "a handler of the caller's own";
+
+    ASSERT_EQ(status_name(ucxdt_ep_params_set_err_handler(&p, x.w, note_error, &seen)), status_name(UCXDT_OK));
+    EXPECT_EQ(p.field_mask, UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                UCP_EP_PARAM_FIELD_ERR_HANDLER);
+    EXPECT_EQ(p.err_mode, UCP_ERR_HANDLING_MODE_PEER);
+    ASSERT_NE(p.err_handler.cb, nullptr);
+    EXPECT_EQ(p.address, reinterpret_cast<const ucp_address_t *>(s.address.data()));
+    const ucp_err_handler_t first = p.err_handler;
+    ASSERT_EQ(ucxdt_ep_params_set_err_handler(&p, x.w, note_error, &seen), UCXDT_OK) << "setting it again";
+    EXPECT_TRUE(p.err_handler.cb == first.cb && p.err_handler.arg == first.arg) << "one record per (cb, arg)";
+
+    ASSERT_EQ(ucp_ep_create(s.w, &p, &s.ep), UCS_OK);
+    ASSERT_EQ(T::create_rndv_ep(x.w, s.ep, &x.ep), "");
+    const auto t = message_type();
+    Type h(*t);
+    Buffer src(*t, 1, 41);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src.ptr(), 1, h.h, kToSelf, nullptr);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(sreq));
+    for (int i = 0; i < 1000; ++i) ucxdt_worker_progress(x.w);
+    ASSERT_EQ(ucxdt_request_check_status(sreq), UCXDT_INPROGRESS) << "the send ended without an RTR";
+    EXPECT_EQ(seen.calls, 0) << "UCP reported an error on a healthy endpoint";
+
+    p.err_handler.cb(p.err_handler.arg, s.ep, UCS_ERR_CONNECTION_RESET);  // as UCP would
+    EXPECT_EQ(seen.calls, 1);
+    EXPECT_EQ(seen.ep, s.ep);
+    EXPECT_EQ(seen.status, UCS_ERR_CONNECTION_RESET);
+    EXPECT_EQ(status_name(wait_request(x.w, sreq, std::chrono::seconds(10))), status_name(UCXDT_ERR_PEER_FAILURE));
+    // The RTS that nothing matched, taken off UCP's unexpected queue.
+    ucp_tag_recv_info_t info{};
+    if (ucp_tag_message_h msg = ucp_tag_probe_nb(s.w, kToSelf, ~0ull, 1, &info)) {
+        std::vector<char> rts(info.length);
+        ucp_request_param_t rp{};
+        EXPECT_EQ(s.wait(ucp_tag_msg_recv_nbx(s.w, rts.data(), rts.size(), msg, &rp)), UCS_OK);
+    }
 }
 
 }  // namespace

@@ -69,12 +69,20 @@
  * than the receive (nothing is written to the receive buffer in either case),
  * UCXDT_ERR_CANCELED when a posted receive is canceled, UCXDT_ERR_UCX when UCP fails.
  *
- * Peer failure: when the user's UCP endpoints use UCP_ERR_HANDLING_MODE_PEER and their error
- * handler calls ucxdt_worker_handle_ep_error, every request that depends on a failed peer
- * completes with UCXDT_ERR_PEER_FAILURE as soon as UCP reports the failure (a UCP operation that
- * fails with a connection error ends its request the same way); the worker goes on serving
- * other peers. How soon UCP notices depends on the transport (a closed TCP connection at once,
- * shared memory through UCX_KEEPALIVE_INTERVAL).
+ * Peer failure: every UCP endpoint that a ucxdt endpoint is bound to must be created with
+ * ucp_ep_params_t::err_mode = UCP_ERR_HANDLING_MODE_PEER and an err_handler that calls
+ * ucxdt_worker_handle_ep_error; ucxdt_ep_params_set_err_handler sets both. Then every request
+ * that depends on a failed peer completes with UCXDT_ERR_PEER_FAILURE as soon as UCP reports the
+ * failure (a UCP operation that fails with a connection error ends its request the same way),
+ * and the worker goes on serving other peers. A receive that has not matched yet stays posted,
+ * since another peer may still send it: cancel it (ucxdt_request_cancel) when none will. How
+ * soon UCP notices depends on the transport (a closed TCP connection at once, shared memory
+ * through UCX_KEEPALIVE_INTERVAL). Otherwise: in UCP's default UCP_ERR_HANDLING_MODE_NONE, UCP
+ * reports nothing, and a request whose peer died may wait forever (UCP also calls
+ * UCP_EP_CLOSE_FLAG_FORCE undefined unless both sides use the peer mode); with an error handler
+ * that does not tell the ucxdt worker, a request waiting for a protocol message of the peer (an
+ * RTR, a fragment, the ATS) waits forever. Close such endpoints (ucp_ep_close_nbx) before
+ * ucxdt_worker_destroy: UCP may call their handler until then.
  *
  * Configuration (environment, read when a worker is created; parameters override it):
  *   UCXDT_EAGER_THRESHOLD  bytes packed into the tagged message (default 8192)
@@ -182,14 +190,31 @@ UCXDT_API void ucxdt_worker_destroy(ucxdt_worker_h worker);
 UCXDT_API unsigned ucxdt_worker_progress(ucxdt_worker_h worker);
 /** Reports that UCP endpoint `ep` of the worker's ucp_worker_h failed, as UCP's error handler
  *  (ucp_ep_params_t::err_handler, with err_mode UCP_ERR_HANDLING_MODE_PEER) tells it; `status`
- *  is the handler's. May be called from that handler. In the next ucxdt_worker_progress every
- *  send on a ucxdt endpoint bound to `ep` and every matched receive from the worker behind `ep`
- *  completes with UCXDT_ERR_PEER_FAILURE once no UCP operation of its own is outstanding; their
- *  staging slots return to the pool, and nothing more is sent on `ep`. Receives not yet matched
- *  stay posted, and a later match of a message from that worker fails the same way. The user
- *  still closes `ep` (ucp_ep_close_nbx with UCP_EP_CLOSE_FLAG_FORCE), after destroying ucxdt
- *  endpoints bound to it. Other peers are not affected. */
+ *  is the handler's. May be called from that handler (ucxdt_ep_params_set_err_handler sets up
+ *  one that does). In the next ucxdt_worker_progress every send on a ucxdt endpoint bound to
+ *  `ep` and every matched receive from the worker behind `ep` completes with
+ *  UCXDT_ERR_PEER_FAILURE once no UCP operation of its own is outstanding; their staging slots
+ *  return to the pool, and nothing more is sent on `ep`. Receives not yet matched stay posted,
+ *  and a later match of a message from that worker fails the same way. The user still closes
+ *  `ep` (ucp_ep_close_nbx with UCP_EP_CLOSE_FLAG_FORCE), after destroying ucxdt endpoints bound
+ *  to it. Other peers are not affected. */
 UCXDT_API void ucxdt_worker_handle_ep_error(ucxdt_worker_h worker, ucp_ep_h ep, ucs_status_t status);
+/** Fills the error handling of `params`, for a UCP endpoint of the worker's ucp_worker_h, as
+ *  the section "Peer failure" above requires: adds UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+ *  UCP_EP_PARAM_FIELD_ERR_HANDLER to params->field_mask, sets err_mode to
+ *  UCP_ERR_HANDLING_MODE_PEER and err_handler to a handler that calls
+ *  ucxdt_worker_handle_ep_error(worker, ep, status) and then, when `cb` is not NULL,
+ *  cb(arg, ep, status). UCP calls it from ucp_worker_progress (so from ucxdt_worker_progress),
+ *  once per failed endpoint. Other fields are left alone; call it before ucp_ep_create, and
+ *  close the endpoint before ucxdt_worker_destroy. The worker keeps one small record per
+ *  distinct (cb, arg) until it is destroyed. Errors (params unchanged): UCXDT_ERR_INVALID_PARAM
+ *  when params or worker is NULL, when params sets user_data (UCP would pass it to the handler
+ *  instead of its argument), an err_mode other than UCP_ERR_HANDLING_MODE_PEER, or an
+ *  err_handler of its own (pass that as cb); UCXDT_ERR_NO_MEMORY. Threads: as the worker's
+ *  other calls, one thread at a time. */
+UCXDT_API ucxdt_status_t ucxdt_ep_params_set_err_handler(ucp_ep_params_t *params,
+                                                         ucxdt_worker_h worker,
+                                                         ucp_err_handler_cb_t cb, void *arg);
 /** Prints the configuration in force (UCXDT_* values) to `stream`. */
 UCXDT_API void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream);
 

@@ -105,6 +105,13 @@ ucxdt_status_ptr_t hand_out(Worker *w, Request *r) {
     return st == UCXDT_OK ? nullptr : error_ptr(st);
 }
 
+// UCP's error handler as ucxdt_ep_params_set_err_handler sets it.
+void ep_error_handler(void *arg, ucp_ep_h ep, ucs_status_t status) {
+    const auto *h = static_cast<const Worker::ErrHandler *>(arg);
+    ucxdt_worker_handle_ep_error(static_cast<ucxdt_worker_h>(h->worker), ep, status);
+    if (h->cb) h->cb(h->arg, ep, status);
+}
+
 }  // namespace
 
 extern "C" {
@@ -205,6 +212,39 @@ void ucxdt_worker_handle_ep_error(ucxdt_worker_h worker, ucp_ep_h ep, ucs_status
     e.kind = Event::peer_failed;
     e.reply_ep = ep;
     worker->events.push_back(e);
+}
+
+ucxdt_status_t ucxdt_ep_params_set_err_handler(ucp_ep_params_t *params, ucxdt_worker_h worker,
+                                               ucp_err_handler_cb_t cb, void *arg) {
+    return guard([&]() -> ucxdt_status_t {
+        if (!params || !worker) return fail(UCXDT_ERR_INVALID_PARAM, "params and worker must not be NULL");
+        // UCP passes user_data to the handler in place of err_handler.arg when both are set.
+        if (params->field_mask & UCP_EP_PARAM_FIELD_USER_DATA)
+            return fail(UCXDT_ERR_INVALID_PARAM,
+                        "params->user_data is set: UCP would pass it to the error handler instead of "
+                        "ucxdt's argument");
+        if ((params->field_mask & UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE) &&
+            params->err_mode != UCP_ERR_HANDLING_MODE_PEER)
+            return fail(UCXDT_ERR_INVALID_PARAM,
+                        "params->err_mode is set, and not to UCP_ERR_HANDLING_MODE_PEER");
+        if ((params->field_mask & UCP_EP_PARAM_FIELD_ERR_HANDLER) && params->err_handler.cb &&
+            params->err_handler.cb != ep_error_handler)
+            return fail(UCXDT_ERR_INVALID_PARAM,
+                        "params->err_handler is set already: pass that handler as cb instead");
+        Worker *w = worker;
+        Worker::ErrHandler *h = nullptr;
+        for (const auto &e : w->err_handlers)
+            if (e->cb == cb && e->arg == arg) h = e.get();
+        if (!h) {
+            w->err_handlers.push_back(std::make_unique<Worker::ErrHandler>(Worker::ErrHandler{w, cb, arg}));
+            h = w->err_handlers.back().get();
+        }
+        params->field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        params->err_mode = UCP_ERR_HANDLING_MODE_PEER;
+        params->err_handler.cb = ep_error_handler;
+        params->err_handler.arg = h;
+        return UCXDT_OK;
+    });
 }
 
 void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {

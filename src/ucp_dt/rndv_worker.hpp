@@ -256,6 +256,14 @@ struct Worker {
         uint64_t sender;  // worker uuid
     };
     std::unordered_map<uint64_t, Retired> retired;
+    // ucxdt_ep_params_set_err_handler's argument of UCP's error handler: this worker and the
+    // user's handler, one per distinct handler, kept until the worker is destroyed.
+    struct ErrHandler {
+        Worker *worker;
+        ucp_err_handler_cb_t cb;
+        void *arg;
+    };
+    std::vector<std::unique_ptr<ErrHandler>> err_handlers;
     void give_back_retired(uint64_t sender);  // every entry of a failed sender
     int retired_slots(const cuda::DeviceStaging *dev) const;
 

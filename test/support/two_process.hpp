@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ucp/api/ucp.h>
+#include <ucxdt/ucxdt_ucp.h>
 
 #include <chrono>
 #include <csignal>
@@ -54,21 +55,22 @@ struct ProcessSide {
     /// Connects to the peer's worker address; with `peer_errors`, in UCP's peer error handling
     /// mode, the failure landing in ep_error and on_ep_error.
     std::string connect(const std::vector<char> &peer, bool peer_errors = false) {
-        ucp_ep_params_t ep_params{};
-        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-        ep_params.address = reinterpret_cast<const ucp_address_t *>(peer.data());
-        if (peer_errors) {
-            ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
-            ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-            ep_params.err_handler.cb = [](void *arg, ucp_ep_h ep, ucs_status_t status) {
-                auto *s = static_cast<ProcessSide *>(arg);
-                s->ep_error = status;
-                if (s->on_ep_error) s->on_ep_error(s->on_ep_error_arg, ep, status);
-            };
-            ep_params.err_handler.arg = this;
-        }
-        const ucs_status_t st = ucp_ep_create(w, &ep_params, &ep);
-        return st == UCS_OK ? "" : std::string("ucp_ep_create: ") + ucs_status_string(st);
+        return connect(peer, peer_errors, nullptr);
+    }
+    /// As connect(peer, true), with the handler of ucxdt_ep_params_set_err_handler: `worker`,
+    /// a ucxdt worker on w, learns of the failure first. close_ep() before destroying it.
+    std::string connect(const std::vector<char> &peer, ucxdt_worker_h worker) {
+        return connect(peer, true, worker);
+    }
+
+    /// Force-closes the endpoint (the peer may be gone), waiting at most 10 s.
+    void close_ep() {
+        if (!ep) return;
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+        wait(ucp_ep_close_nbx(ep, &p), std::chrono::seconds(10));
+        ep = nullptr;
     }
 
     /// The final status of a UCP request, progressing the worker for at most `limit`; frees it.
@@ -86,14 +88,33 @@ struct ProcessSide {
     }
 
     ~ProcessSide() {
-        if (ep) {
-            ucp_request_param_t p{};
-            p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-            wait(ucp_ep_close_nbx(ep, &p), std::chrono::seconds(10));
-        }
+        close_ep();
         if (w) ucp_worker_destroy(w);
         if (ctx) ucp_cleanup(ctx);
+    }
+
+private:
+    static void record_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
+        auto *s = static_cast<ProcessSide *>(arg);
+        s->ep_error = status;
+        if (s->on_ep_error) s->on_ep_error(s->on_ep_error_arg, ep, status);
+    }
+
+    std::string connect(const std::vector<char> &peer, bool peer_errors, ucxdt_worker_h worker) {
+        ucp_ep_params_t ep_params{};
+        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        ep_params.address = reinterpret_cast<const ucp_address_t *>(peer.data());
+        if (worker) {
+            if (ucxdt_ep_params_set_err_handler(&ep_params, worker, record_ep_error, this) != UCXDT_OK)
+                return std::string("ucxdt_ep_params_set_err_handler: ") + ucxdt_last_error();
+        } else if (peer_errors) {
+            ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+            ep_params.err_handler.cb = record_ep_error;
+            ep_params.err_handler.arg = this;
+        }
+        const ucs_status_t st = ucp_ep_create(w, &ep_params, &ep);
+        return st == UCS_OK ? "" : std::string("ucp_ep_create: ") + ucs_status_string(st);
     }
 };
 
