@@ -595,6 +595,27 @@ TEST(TypemapWalk, EmptyBlocksAndTypes) {
     EXPECT_TRUE(blocks_of(L::contiguous(0, L::named(UCXDT_DOUBLE)), 3).empty());
 }
 
+TEST(TypemapWalk, ExactNearTheInt64Limits) {
+    constexpr int64_t k62 = int64_t{1} << 62, k61 = int64_t{1} << 61;
+    // A byte 2^62 below its type's origin, that type 2^61 wide: at displacement 4 extents its
+    // origin lies at 2^63, beyond int64, but its byte and bounds do not.
+    auto far = L::resized(L::hindexed({1}, {-k62}, L::named(UCXDT_CHAR)), -k62, k61);
+    const auto b = ucxdt::ref::type_bounds(*L::indexed({1}, {4}, far));
+    EXPECT_TRUE(b.fits);
+    EXPECT_EQ(b.lb, k62);
+    EXPECT_EQ(b.extent, k61);
+    EXPECT_EQ(b.true_lb, k62);
+    EXPECT_EQ(b.true_extent, 1);
+    EXPECT_EQ(blocks_of(L::indexed({1}, {4}, far)), (Blocks{{k62, 1}}));
+    EXPECT_TRUE(ucxdt::ref::representable(*L::indexed({1}, {4}, far)));
+    // Bytes INT64_MIN and INT64_MAX - 1 apart by more than INT64_MAX: the extent does not fit.
+    auto wide = L::hindexed({1, 1}, {INT64_MIN, INT64_MAX - 1}, L::named(UCXDT_CHAR));
+    EXPECT_FALSE(ucxdt::ref::type_bounds(*wide).fits);
+    EXPECT_FALSE(ucxdt::ref::representable(*L::contiguous(1, wide)));
+    // ub = lb + extent past INT64_MAX.
+    EXPECT_FALSE(ucxdt::ref::type_bounds(*L::resized(L::named(UCXDT_CHAR), INT64_MAX, 1)).fits);
+}
+
 TEST(TypemapWalk, ChecksCatchCorruption) {
     const Blocks runs{{2, 3}, {8, 2}};
     std::vector<std::byte> src(16), buf(16), packed(5);
