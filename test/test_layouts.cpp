@@ -557,6 +557,11 @@ TEST(TypemapWalk, StructExtentIsPaddedToAlignment) {
     EXPECT_EQ(ucxdt::ref::type_bounds(*L::hvector(2, 1, 5, ic)).extent, 16);
     EXPECT_EQ(ucxdt::ref::type_bounds(*L::hindexed({1, 1}, {0, 5}, L::named(UCXDT_INT32))).extent,
               12);
+    // The epsilon each constructor adds itself: none where the children's extents add up.
+    EXPECT_EQ(ucxdt::ref::epsilon(*s), 7);
+    EXPECT_EQ(ucxdt::ref::epsilon(*L::contiguous(2, s)), 0);
+    EXPECT_EQ(ucxdt::ref::epsilon(*L::hindexed({1, 1}, {0, 5}, L::named(UCXDT_INT32))), 3);
+    EXPECT_EQ(ucxdt::ref::epsilon(*L::resized(s, 0, 17)), 0);
 }
 
 TEST(TypemapWalk, ResizedMarkersAreSticky) {

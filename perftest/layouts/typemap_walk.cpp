@@ -108,9 +108,10 @@ public:
 
     // `base` is the displacement of d's origin, which may lie beyond int64 where its data
     // does not: primitives are emitted at int64 displacements.
-    void walk(const TypeDesc &d, Wide base, const std::function<void(int64_t, int64_t)> &emit) {
+    void walk(const TypeDesc &d, Wide base,
+              const std::function<void(int64_t, ucxdt_primitive_t)> &emit) {
         if (d.combiner == UCXDT_COMBINER_NAMED) {
-            emit(static_cast<int64_t>(base), layouts::primitive_size(d.primitive));
+            emit(static_cast<int64_t>(base), d.primitive);
             return;
         }
         if (d.combiner == UCXDT_COMBINER_STRUCT) {
@@ -178,8 +179,14 @@ public:
         }
     }
 
+    // MPI-4.1 5.1.6's epsilon added by d's own constructor (not by its children's).
+    int64_t epsilon(const TypeDesc &d) {
+        const Span unpadded = compute(d, false);
+        return static_cast<int64_t>(span(d).ub() - unpadded.ub());
+    }
+
 private:
-    Span compute(const TypeDesc &d) {
+    Span compute(const TypeDesc &d, bool padded = true) {
         Span s;
         if (d.combiner == UCXDT_COMBINER_NAMED) {
             s.size = layouts::primitive_size(d.primitive);
@@ -192,7 +199,7 @@ private:
                 const Span &c = span(*d.children.at(i));
                 s.add_run(c, d.blocklengths[i], d.displacements[i], c.extent());
             }
-            s.pad();
+            if (padded) s.pad();
             return s;
         }
         const Span c = span(*d.children.at(0));
@@ -239,7 +246,7 @@ private:
         case UCXDT_COMBINER_DUP: s = c; break;
         default: break;
         }
-        if (d.combiner != UCXDT_COMBINER_DUP) s.pad();
+        if (padded && d.combiner != UCXDT_COMBINER_DUP) s.pad();
         return s;
     }
 
@@ -261,6 +268,11 @@ Bounds type_bounds(const TypeDesc &desc) {
     return b;
 }
 
+int64_t epsilon(const TypeDesc &desc) {
+    Walker w;
+    return w.epsilon(desc);
+}
+
 bool representable(const TypeDesc &desc) {
     Walker w;
     std::function<bool(const TypeDesc &)> all = [&](const TypeDesc &d) {
@@ -272,11 +284,18 @@ bool representable(const TypeDesc &desc) {
     return all(desc);
 }
 
-void walk_typemap(const TypeDesc &desc, int64_t count,
-                  const std::function<void(int64_t, int64_t)> &emit) {
+void walk_primitives(const TypeDesc &desc, int64_t count,
+                     const std::function<void(int64_t, ucxdt_primitive_t)> &emit) {
     Walker w;
     const Wide e = w.span(desc).extent();
     for (int64_t i = 0; i < count; ++i) w.walk(desc, i * e, emit);
+}
+
+void walk_typemap(const TypeDesc &desc, int64_t count,
+                  const std::function<void(int64_t, int64_t)> &emit) {
+    walk_primitives(desc, count, [&](int64_t disp, ucxdt_primitive_t p) {
+        emit(disp, layouts::primitive_size(p));
+    });
 }
 
 std::vector<Block> typemap_blocks(const TypeDesc &desc, int64_t count) {

@@ -41,6 +41,10 @@ struct Bounds {
 /// displacements may exceed int64 where the results do not).
 Bounds type_bounds(const TypeDesc &desc);
 
+/// The epsilon of MPI-4.1 5.1.6 that desc's own constructor adds to its extent (0 with
+/// lb/ub markers, and for primitives and dup).
+int64_t epsilon(const TypeDesc &desc);
+
 /// Whether every node of `desc` has bounds that fit int64 (type_bounds(node).fits): whether
 /// an MPI library can report them, and ucxdt can build the type.
 bool representable(const TypeDesc &desc);
@@ -49,6 +53,10 @@ bool representable(const TypeDesc &desc);
 /// order; element i is displaced by i x extent. The displacements must fit int64.
 void walk_typemap(const TypeDesc &desc, int64_t count,
                   const std::function<void(int64_t, int64_t)> &emit);
+
+/// As walk_typemap, naming each primitive instead of its length.
+void walk_primitives(const TypeDesc &desc, int64_t count,
+                     const std::function<void(int64_t, ucxdt_primitive_t)> &emit);
 
 /// Every primitive of `count` elements in pack order.
 std::vector<Block> typemap_blocks(const TypeDesc &desc, int64_t count);
