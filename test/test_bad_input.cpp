@@ -377,10 +377,19 @@ TEST_F(BadInput, OverflowOnlyOfTheTypeMap) {
     EXPECT_EQ(bounds(own(UCXDT_OK, t)), (std::vector<int64_t>{8, 0, k40, 0, 8}));
     EXPECT_CTOR_OK(ucxdt_type_vector(3, 0, INT32_MAX, wide, &nt));
     EXPECT_CTOR_FAIL(O, "stride", ucxdt_type_vector(2, 1, INT32_MAX, wide, &nt));
-    // No block at all: its length x extent is no part of the type map.
+    // No block at all: its length x extent is no part of the type map, nor of its layout (a
+    // block of 256 contiguous copies of 2^59 bytes would be one run of 2^67).
     ASSERT_EQ(ucxdt_type_vector(0, INT32_MAX, 1, wide, &t), UCXDT_OK) << ucxdt_last_error();
     EXPECT_EQ(bounds(own(UCXDT_OK, t)), (std::vector<int64_t>{0, 0, 0, 0, 0}));
     EXPECT_CTOR_FAIL(O, "blocklength", ucxdt_type_vector(1, INT32_MAX, 1, wide, &nt));
+    ucxdt_type_t run59 = contig(int64_t{1} << 59, B);
+    ASSERT_EQ(ucxdt_type_vector(0, 256, 1, run59, &t), UCXDT_OK) << ucxdt_last_error();
+    ucxdt_type_t no_blocks = commit(own(UCXDT_OK, t));
+    int64_t none_pos = 0;
+    uint8_t none_out = kPoison;
+    EXPECT_EQ(ucxdt_pack(nullptr, 1, no_blocks, &none_out, 1, &none_pos), UCXDT_OK);
+    EXPECT_EQ(none_pos, 0);
+    EXPECT_CTOR_FAIL(O, "blocklength|size", ucxdt_type_vector(1, 256, 1, run59, &nt));
 
     // A block of length 0 at a displacement x extent beyond int64.
     const int64_t bl10[2] = {1, 0}, bl11[2] = {1, 1}, far[2] = {0, INT32_MAX};

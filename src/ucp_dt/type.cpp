@@ -42,6 +42,8 @@ NodePtr build_layout(const Type &t) {
     switch (t.shape) {
     case Type::Shape::PRIMITIVE: return layout::block(t.size);
     case Type::Shape::VECTOR: {
+        // Without blocks, the block is no part of the type map (finish_type did not size it).
+        if (t.count == 0 || t.blocklength == 0) return layout::empty();
         const Type &c = *t.kids[0];
         return layout::strided(t.count, t.stride_bytes,
                                layout::strided(t.blocklength, c.extent(), c.layout()));
