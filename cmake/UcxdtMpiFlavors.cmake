@@ -9,7 +9,9 @@
 #   UCXDT_MPI_TARGET_<flavor>   the target carrying that MPI's headers and library
 # and the function ucxdt_add_mpi_bridge.
 # FindMPI's MPI (the mpicc alternative) is one flavor; the other comes from pkg-config
-# (ompi-c, mpich). A flavor not found is reported and its targets are skipped.
+# (ompi-c, mpich), or for MPICH from its include and library directories (Debian's
+# <include>/<arch>/mpich and libmpich). A flavor not found is reported and its targets are
+# skipped.
 
 set(UCXDT_HAVE_MPI OFF)
 set(UCXDT_MPI_FLAVORS)
@@ -37,22 +39,29 @@ if(MPI_C_FOUND)
   endif()
 endif()
 
-# An MPI from its pkg-config module, as an imported target of its headers and its one C library
-# (pkg-config's --libs would also name MPICH's private dependencies, such as Debian's libucp).
-function(_ucxdt_mpi_from_pkgconfig flavor module library)
+# An MPI as an imported target of its headers and its one C library, from its pkg-config
+# module (whose --libs would also name MPICH's private dependencies, such as Debian's libucp),
+# else from `include_suffix` under the include directories and `library` in the library ones.
+function(_ucxdt_mpi_find flavor module library include_suffix)
   pkg_check_modules(UCXDT_PC_${flavor} QUIET ${module})
-  if(NOT UCXDT_PC_${flavor}_FOUND)
-    return()
+  if(UCXDT_PC_${flavor}_FOUND)
+    pkg_get_variable(_libdir ${module} libdir)
+    find_library(UCXDT_MPI_LIBRARY_${flavor} NAMES ${library}
+                 HINTS ${UCXDT_PC_${flavor}_LIBRARY_DIRS} "${_libdir}" NO_DEFAULT_PATH)
+    set(_include ${UCXDT_PC_${flavor}_INCLUDE_DIRS})
+  elseif(include_suffix)
+    # <suffix>/mpi.h, never another MPI's mpi.h in the include directory itself.
+    find_path(UCXDT_MPI_INCLUDE_DIR_${flavor} NAMES "${include_suffix}/mpi.h")
+    find_library(UCXDT_MPI_LIBRARY_${flavor} NAMES ${library})
+    if(UCXDT_MPI_INCLUDE_DIR_${flavor})
+      set(_include "${UCXDT_MPI_INCLUDE_DIR_${flavor}}/${include_suffix}")
+    endif()
   endif()
-  pkg_get_variable(_libdir ${module} libdir)
-  find_library(UCXDT_MPI_LIBRARY_${flavor} NAMES ${library}
-               HINTS ${UCXDT_PC_${flavor}_LIBRARY_DIRS} "${_libdir}" NO_DEFAULT_PATH)
-  if(NOT UCXDT_MPI_LIBRARY_${flavor} OR NOT UCXDT_PC_${flavor}_INCLUDE_DIRS)
+  if(NOT UCXDT_MPI_LIBRARY_${flavor} OR NOT _include)
     return()
   endif()
   add_library(ucxdt_mpi_iface_${flavor} INTERFACE IMPORTED)
-  target_include_directories(ucxdt_mpi_iface_${flavor} INTERFACE
-    ${UCXDT_PC_${flavor}_INCLUDE_DIRS})
+  target_include_directories(ucxdt_mpi_iface_${flavor} INTERFACE ${_include})
   target_link_libraries(ucxdt_mpi_iface_${flavor} INTERFACE "${UCXDT_MPI_LIBRARY_${flavor}}")
   set(UCXDT_MPI_TARGET_${flavor} ucxdt_mpi_iface_${flavor} PARENT_SCOPE)
 endfunction()
@@ -61,9 +70,9 @@ foreach(_flavor IN ITEMS openmpi mpich)
   if(_flavor STREQUAL UCXDT_FINDMPI_FLAVOR)
     set(UCXDT_MPI_TARGET_${_flavor} MPI::MPI_C)
   elseif(_flavor STREQUAL "openmpi")
-    _ucxdt_mpi_from_pkgconfig(openmpi ompi-c mpi)
+    _ucxdt_mpi_find(openmpi ompi-c mpi "")
   else()
-    _ucxdt_mpi_from_pkgconfig(mpich mpich mpich)
+    _ucxdt_mpi_find(mpich mpich mpich mpich)
   endif()
   if(UCXDT_MPI_TARGET_${_flavor})
     list(APPEND UCXDT_MPI_FLAVORS ${_flavor})
