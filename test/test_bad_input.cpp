@@ -356,6 +356,104 @@ TEST_F(BadInput, SubarrayOverflow) {
                      ucxdt_type_subarray(1, four, ones, zeros, C, contig(kMax / 16, D), &nt));
 }
 
+// Overflow is of what a type reports or touches (size, lb, ub, extent, true bounds), never of
+// a product or sum on the way to it: both MPIs accept these, and ucxdt must too (issue 18).
+// Each accepted case stands beside one that does overflow and is still refused.
+TEST_F(BadInput, OverflowOnlyOfTheTypeMap) {
+    auto O = UCXDT_ERR_OVERFLOW;
+    constexpr int64_t k40 = int64_t{1} << 40, k61 = int64_t{1} << 61, k62 = int64_t{1} << 62;
+    auto bounds = [](ucxdt_type_t t) {
+        std::vector<int64_t> b(5);
+        EXPECT_EQ(ucxdt_type_size(t, &b[0]), UCXDT_OK);
+        EXPECT_EQ(ucxdt_type_extent(t, &b[1], &b[2]), UCXDT_OK);
+        EXPECT_EQ(ucxdt_type_true_extent(t, &b[3], &b[4]), UCXDT_OK);
+        return b;  // size, lb, extent, true lb, true extent
+    };
+    ucxdt_type_t wide = resized(D, 0, k40);  // extent 2^40: stride or index x extent overflow
+    ucxdt_type_t t = UCXDT_TYPE_NULL;
+
+    // A stride that places no second block is never multiplied out.
+    ASSERT_EQ(ucxdt_type_vector(1, 1, INT32_MAX, wide, &t), UCXDT_OK) << ucxdt_last_error();
+    EXPECT_EQ(bounds(own(UCXDT_OK, t)), (std::vector<int64_t>{8, 0, k40, 0, 8}));
+    EXPECT_CTOR_OK(ucxdt_type_vector(3, 0, INT32_MAX, wide, &nt));
+    EXPECT_CTOR_FAIL(O, "stride", ucxdt_type_vector(2, 1, INT32_MAX, wide, &nt));
+    // No block at all: its length x extent is no part of the type map, nor of its layout (a
+    // block of 256 contiguous copies of 2^59 bytes would be one run of 2^67).
+    ASSERT_EQ(ucxdt_type_vector(0, INT32_MAX, 1, wide, &t), UCXDT_OK) << ucxdt_last_error();
+    EXPECT_EQ(bounds(own(UCXDT_OK, t)), (std::vector<int64_t>{0, 0, 0, 0, 0}));
+    EXPECT_CTOR_FAIL(O, "blocklength", ucxdt_type_vector(1, INT32_MAX, 1, wide, &nt));
+    ucxdt_type_t run59 = contig(int64_t{1} << 59, B);
+    ASSERT_EQ(ucxdt_type_vector(0, 256, 1, run59, &t), UCXDT_OK) << ucxdt_last_error();
+    ucxdt_type_t no_blocks = commit(own(UCXDT_OK, t));
+    int64_t none_pos = 0;
+    uint8_t none_out = kPoison;
+    EXPECT_EQ(ucxdt_pack(nullptr, 1, no_blocks, &none_out, 1, &none_pos), UCXDT_OK);
+    EXPECT_EQ(none_pos, 0);
+    EXPECT_CTOR_FAIL(O, "blocklength|size", ucxdt_type_vector(1, 256, 1, run59, &nt));
+
+    // A block of length 0 at a displacement x extent beyond int64.
+    const int64_t bl10[2] = {1, 0}, bl11[2] = {1, 1}, far[2] = {0, INT32_MAX};
+    ASSERT_EQ(ucxdt_type_indexed(2, bl10, far, wide, &t), UCXDT_OK) << ucxdt_last_error();
+    EXPECT_EQ(bounds(own(UCXDT_OK, t)), (std::vector<int64_t>{8, 0, k40, 0, 8}));
+    EXPECT_CTOR_FAIL(O, "displacements", ucxdt_type_indexed(2, bl11, far, wide, &nt));
+
+    // A block whose origin, 4 x 2^61 = 2^63, lies beyond int64 while its byte, 2^62 below the
+    // origin of its type, and its bounds do not; one extent further, its ub is 2^63.
+    const int64_t one[1] = {1}, minus62[1] = {-k62}, four[1] = {4}, five[1] = {5};
+    ucxdt_type_t low = UCXDT_TYPE_NULL, shifted = UCXDT_TYPE_NULL;
+    ASSERT_EQ(ucxdt_type_hindexed(1, one, minus62, B, &low), UCXDT_OK);
+    own(UCXDT_OK, low);
+    ASSERT_EQ(ucxdt_type_resized(low, -k62, k61, &shifted), UCXDT_OK);
+    own(UCXDT_OK, shifted);
+    ASSERT_EQ(ucxdt_type_indexed(1, one, four, shifted, &t), UCXDT_OK) << ucxdt_last_error();
+    ucxdt_type_t at62 = commit(own(UCXDT_OK, t));
+    EXPECT_EQ(bounds(at62), (std::vector<int64_t>{1, k62, k61, k62, 1}));
+    EXPECT_CTOR_OK(ucxdt_type_indexed_block(1, 1, four, shifted, &nt));
+    EXPECT_CTOR_FAIL(O, "displacements", ucxdt_type_indexed(1, one, five, shifted, &nt));
+    // ... and packs the byte 2^62 past the buffer pointer.
+    std::vector<uint8_t> mem{42}, out(4, kPoison);
+    const void *origin = reinterpret_cast<const void *>(reinterpret_cast<uintptr_t>(mem.data()) -
+                                                        static_cast<uintptr_t>(k62));
+    int64_t pos = 0;
+    ASSERT_EQ(ucxdt_pack(origin, 1, at62, out.data(), 2, &pos), UCXDT_OK) << ucxdt_last_error();
+    EXPECT_EQ(pos, 1);
+    EXPECT_EQ(out[0], 42);
+    EXPECT_EQ(out[1], kPoison);
+
+    // Explicit bounds take precedence over an entry's bounds without them, which then need
+    // not fit: struct{double, char} has ub 16 past its 9 bytes of data.
+    const int64_t dc_disp[2] = {0, 8}, pair_disp[2] = {kMax - 9, 0};
+    const ucxdt_type_t dc_types[2] = {D, P(UCXDT_CHAR)};
+    ucxdt_type_t dc = UCXDT_TYPE_NULL;
+    ASSERT_EQ(ucxdt_type_struct(2, bl11, dc_disp, dc_types, &dc), UCXDT_OK);
+    own(UCXDT_OK, dc);
+    const ucxdt_type_t with_markers[2] = {dc, resized(B, 0, 1)};
+    ASSERT_EQ(ucxdt_type_struct(2, bl11, pair_disp, with_markers, &t), UCXDT_OK)
+        << ucxdt_last_error();
+    EXPECT_EQ(bounds(own(UCXDT_OK, t)), (std::vector<int64_t>{10, 0, 1, 0, kMax}));
+    EXPECT_CTOR_FAIL(O, "bounds|extent", ucxdt_type_struct(1, one, pair_disp, &dc, &nt));
+
+    // Elements of a type without data are never placed: any count of them packs nothing.
+    ucxdt_type_t none = commit(resized(contig(0, B), 0, kMax));
+    int64_t size = -1, nb = -1;
+    ucxdt_plan_class_t pc;
+    pos = 0;
+    EXPECT_EQ(ucxdt_pack(origin, 3, none, out.data(), 2, &pos), UCXDT_OK) << ucxdt_last_error();
+    EXPECT_EQ(pos, 0);
+    EXPECT_EQ(ucxdt_pack_size(3, none, &size), UCXDT_OK);
+    EXPECT_EQ(size, 0);
+    EXPECT_EQ(ucxdt_type_plan_info(none, 3, &pc, &nb), UCXDT_OK) << ucxdt_last_error();
+    EXPECT_EQ(nb, 0);
+    // Three elements of a byte that far apart do not fit: refused, nothing written.
+    ucxdt_type_t apart = commit(resized(B, 0, kMax / 2 + 1));
+    pos = 1;
+    EXPECT_FAIL(O, "incount", ucxdt_pack(mem.data(), 3, apart, out.data(), 4, &pos));
+    EXPECT_EQ(pos, 1);
+    EXPECT_EQ(out[1], kPoison);
+    EXPECT_EQ(ucxdt_type_plan_info(apart, 2, &pc, &nb), UCXDT_OK) << ucxdt_last_error();
+    EXPECT_FAIL(O, "count", ucxdt_type_plan_info(apart, 3, &pc, &nb));
+}
+
 // ---- subarray and primitive arguments ---------------------------------------------------------
 
 TEST_F(BadInput, SubarrayArguments) {

@@ -557,6 +557,11 @@ TEST(TypemapWalk, StructExtentIsPaddedToAlignment) {
     EXPECT_EQ(ucxdt::ref::type_bounds(*L::hvector(2, 1, 5, ic)).extent, 16);
     EXPECT_EQ(ucxdt::ref::type_bounds(*L::hindexed({1, 1}, {0, 5}, L::named(UCXDT_INT32))).extent,
               12);
+    // The epsilon each constructor adds itself: none where the children's extents add up.
+    EXPECT_EQ(ucxdt::ref::epsilon(*s), 7);
+    EXPECT_EQ(ucxdt::ref::epsilon(*L::contiguous(2, s)), 0);
+    EXPECT_EQ(ucxdt::ref::epsilon(*L::hindexed({1, 1}, {0, 5}, L::named(UCXDT_INT32))), 3);
+    EXPECT_EQ(ucxdt::ref::epsilon(*L::resized(s, 0, 17)), 0);
 }
 
 TEST(TypemapWalk, ResizedMarkersAreSticky) {
@@ -593,6 +598,27 @@ TEST(TypemapWalk, EmptyBlocksAndTypes) {
     EXPECT_EQ(e.size, 0);
     EXPECT_EQ(e.extent, 0);
     EXPECT_TRUE(blocks_of(L::contiguous(0, L::named(UCXDT_DOUBLE)), 3).empty());
+}
+
+TEST(TypemapWalk, ExactNearTheInt64Limits) {
+    constexpr int64_t k62 = int64_t{1} << 62, k61 = int64_t{1} << 61;
+    // A byte 2^62 below its type's origin, that type 2^61 wide: at displacement 4 extents its
+    // origin lies at 2^63, beyond int64, but its byte and bounds do not.
+    auto far = L::resized(L::hindexed({1}, {-k62}, L::named(UCXDT_CHAR)), -k62, k61);
+    const auto b = ucxdt::ref::type_bounds(*L::indexed({1}, {4}, far));
+    EXPECT_TRUE(b.fits);
+    EXPECT_EQ(b.lb, k62);
+    EXPECT_EQ(b.extent, k61);
+    EXPECT_EQ(b.true_lb, k62);
+    EXPECT_EQ(b.true_extent, 1);
+    EXPECT_EQ(blocks_of(L::indexed({1}, {4}, far)), (Blocks{{k62, 1}}));
+    EXPECT_TRUE(ucxdt::ref::representable(*L::indexed({1}, {4}, far)));
+    // Bytes INT64_MIN and INT64_MAX - 1 apart by more than INT64_MAX: the extent does not fit.
+    auto wide = L::hindexed({1, 1}, {INT64_MIN, INT64_MAX - 1}, L::named(UCXDT_CHAR));
+    EXPECT_FALSE(ucxdt::ref::type_bounds(*wide).fits);
+    EXPECT_FALSE(ucxdt::ref::representable(*L::contiguous(1, wide)));
+    // ub = lb + extent past INT64_MAX.
+    EXPECT_FALSE(ucxdt::ref::type_bounds(*L::resized(L::named(UCXDT_CHAR), INT64_MAX, 1)).fits);
 }
 
 TEST(TypemapWalk, ChecksCatchCorruption) {

@@ -2,7 +2,7 @@
  * ucxdt <-> MPI bridge: imports an MPI datatype as an equivalent ucxdt type.
  *
  * Built into the separate library ucxdt_mpi, so that the core library does not depend on MPI.
- * Tested against Open MPI 4.1; uses only MPI-4.1 standard calls.
+ * Tested against Open MPI 4.1 and MPICH 4.0; uses only MPI-4.1 standard calls.
  */
 #ifndef UCXDT_MPI_H
 #define UCXDT_MPI_H
@@ -21,9 +21,12 @@ extern "C" {
  *
  *  ucxdt pads extents for alignment (the epsilon of MPI-4.1 5.1.6), so the bounds normally
  *  agree. Where the MPI library's bounds for a constructor still differ from ucxdt's (Open MPI
- *  4.1 pads after every block, and lets some entries without data move the bounds), that
- *  level is resized to the library's lb and extent, so its combiner is then
- *  UCXDT_COMBINER_RESIZED: the imported type always packs exactly as the library does.
+ *  4.1 pads after every block; MPICH 4.0 pads structs only; both let some entries without
+ *  data move the bounds; docs/design.md lists the cases), that level is resized to the
+ *  library's lb and extent, so its combiner is then UCXDT_COMBINER_RESIZED, and copies of it
+ *  step as they do in the library. The type map is the one MPI-4.1 defines for the
+ *  constructors' arguments: where a library packs another (Open MPI 4.1 packs steps of -1
+ *  byte as +1), the import packs the standard's.
  *
  *  Combiners: NAMED, DUP, CONTIGUOUS, VECTOR, HVECTOR, INDEXED, HINDEXED, INDEXED_BLOCK,
  *  HINDEXED_BLOCK, STRUCT, SUBARRAY, DARRAY (lowered as MPI-4.1 5.1.4 defines it; a

@@ -9,24 +9,30 @@ namespace ucxdt::ref {
 
 namespace {
 
+// 128-bit bytes: displacements near the int64 limits, and intermediate sums and products of
+// them (an origin beyond int64 whose data is not), stay exact; only results must fit int64.
+using Wide = __int128;
+
+bool fits64(Wide v) { return v >= INT64_MIN && v <= INT64_MAX; }
+
 // Bounds of a (partial) type map with its lb/ub markers kept apart from its data, because
 // markers win over data when both are present (MPI-4.1 5.1.7).
 struct Span {
     int64_t size = 0;
     bool has_data = false;
-    int64_t lo = 0, hi = 0;    // data bytes [lo, hi)
-    int64_t ilo = 0, ihi = 0;  // bounds without markers: data, ub rounded up to `align`
-    int64_t align = 1;         // largest alignment of the primitives
+    Wide lo = 0, hi = 0;    // data bytes [lo, hi)
+    Wide ilo = 0, ihi = 0;  // bounds without markers: data, ub rounded up to `align`
+    int64_t align = 1;      // largest alignment of the primitives
     bool has_lb = false, has_ub = false;
-    int64_t lb_marker = 0, ub_marker = 0;
+    Wide lb_marker = 0, ub_marker = 0;
 
-    int64_t lb() const { return has_lb ? lb_marker : has_data ? ilo : 0; }
-    int64_t ub() const { return has_ub ? ub_marker : has_data ? ihi : 0; }
-    int64_t extent() const { return ub() - lb(); }
+    Wide lb() const { return has_lb ? lb_marker : has_data ? ilo : 0; }
+    Wide ub() const { return has_ub ? ub_marker : has_data ? ihi : 0; }
+    Wide extent() const { return ub() - lb(); }
 
     // Adds copies of `c` displaced by every shift in [smin, smax] (the set's extremes suffice
     // because each bound is a min or max over the copies).
-    void add(const Span &c, int64_t copies, int64_t smin, int64_t smax) {
+    void add(const Span &c, int64_t copies, Wide smin, Wide smax) {
         if (copies <= 0) return;
         size += copies * c.size;
         align = std::max(align, c.align);
@@ -51,16 +57,20 @@ struct Span {
         if (!has_ub && has_data) ihi += (align - (ihi - ilo) % align) % align;
     }
     // Copies at a + i*s for i in [0, n).
-    void add_run(const Span &c, int64_t n, int64_t a, int64_t s) {
-        if (n > 0)
-            add(c, n, a + std::min<int64_t>(0, (n - 1) * s), a + std::max<int64_t>(0, (n - 1) * s));
+    void add_run(const Span &c, int64_t n, Wide a, Wide s) {
+        if (n > 0) add(c, n, a + std::min<Wide>(0, (n - 1) * s), a + std::max<Wide>(0, (n - 1) * s));
     }
     // Copies at i*s1 + j*s2, i < n1, j < n2.
-    void add_grid(const Span &c, int64_t n1, int64_t s1, int64_t n2, int64_t s2) {
+    void add_grid(const Span &c, int64_t n1, Wide s1, int64_t n2, Wide s2) {
         if (n1 <= 0 || n2 <= 0) return;
-        const int64_t a = (n1 - 1) * s1, b = (n2 - 1) * s2;
-        add(c, n1 * n2, std::min<int64_t>(0, a) + std::min<int64_t>(0, b),
-            std::max<int64_t>(0, a) + std::max<int64_t>(0, b));
+        const Wide a = (n1 - 1) * s1, b = (n2 - 1) * s2;
+        add(c, n1 * n2, std::min<Wide>(0, a) + std::min<Wide>(0, b),
+            std::max<Wide>(0, a) + std::max<Wide>(0, b));
+    }
+    // Whether size, bounds, extent and true bounds and extent fit int64, as MPI_Count does.
+    bool fits() const {
+        return fits64(lb()) && fits64(ub()) && fits64(extent()) &&
+               (!has_data || (fits64(lo) && fits64(hi) && fits64(hi - lo)));
     }
 };
 
@@ -96,29 +106,32 @@ public:
         return cache_.emplace(&d, s).first->second;
     }
 
-    void walk(const TypeDesc &d, int64_t base, const std::function<void(int64_t, int64_t)> &emit) {
+    // `base` is the displacement of d's origin, which may lie beyond int64 where its data
+    // does not: primitives are emitted at int64 displacements.
+    void walk(const TypeDesc &d, Wide base,
+              const std::function<void(int64_t, ucxdt_primitive_t)> &emit) {
         if (d.combiner == UCXDT_COMBINER_NAMED) {
-            emit(base, layouts::primitive_size(d.primitive));
+            emit(static_cast<int64_t>(base), d.primitive);
             return;
         }
         if (d.combiner == UCXDT_COMBINER_STRUCT) {
             for (int64_t i = 0; i < d.count; ++i) {
                 const TypeDesc &ci = *d.children.at(i);
-                const int64_t ei = span(ci).extent();
+                const Wide ei = span(ci).extent();
                 for (int64_t j = 0; j < d.blocklengths[i]; ++j)
                     walk(ci, base + d.displacements[i] + j * ei, emit);
             }
             return;
         }
         const TypeDesc &c = *d.children.at(0);
-        const int64_t e = span(c).extent();
+        const Wide e = span(c).extent();
         switch (d.combiner) {
         case UCXDT_COMBINER_CONTIGUOUS:
             for (int64_t k = 0; k < d.count; ++k) walk(c, base + k * e, emit);
             break;
         case UCXDT_COMBINER_VECTOR:
         case UCXDT_COMBINER_HVECTOR: {
-            const int64_t stride = d.combiner == UCXDT_COMBINER_VECTOR ? d.stride * e : d.stride;
+            const Wide stride = d.combiner == UCXDT_COMBINER_VECTOR ? d.stride * e : d.stride;
             for (int64_t i = 0; i < d.count; ++i)
                 for (int64_t j = 0; j < d.blocklength; ++j)
                     walk(c, base + i * stride + j * e, emit);
@@ -133,7 +146,7 @@ public:
             const bool uniform = d.combiner == UCXDT_COMBINER_INDEXED_BLOCK ||
                                  d.combiner == UCXDT_COMBINER_HINDEXED_BLOCK;
             for (int64_t i = 0; i < d.count; ++i) {
-                const int64_t at = bytes ? d.displacements[i] : d.displacements[i] * e;
+                const Wide at = bytes ? d.displacements[i] : d.displacements[i] * e;
                 const int64_t bl = uniform ? d.blocklength : d.blocklengths[i];
                 for (int64_t j = 0; j < bl; ++j) walk(c, base + at + j * e, emit);
             }
@@ -147,8 +160,8 @@ public:
             // Odometer over the sub-box; the fastest dimension is the last for C order.
             std::vector<int64_t> idx(nd, 0);
             for (;;) {
-                int64_t lin = 0;
-                for (size_t k = 0; k < nd; ++k) lin += (d.starts[k] + idx[k]) * st[k];
+                Wide lin = 0;
+                for (size_t k = 0; k < nd; ++k) lin += (d.starts[k] + idx[k]) * Wide{st[k]};
                 walk(c, base + lin * e, emit);
                 size_t k = 0;
                 for (; k < nd; ++k) {
@@ -166,8 +179,14 @@ public:
         }
     }
 
+    // MPI-4.1 5.1.6's epsilon added by d's own constructor (not by its children's).
+    int64_t epsilon(const TypeDesc &d) {
+        const Span unpadded = compute(d, false);
+        return static_cast<int64_t>(span(d).ub() - unpadded.ub());
+    }
+
 private:
-    Span compute(const TypeDesc &d) {
+    Span compute(const TypeDesc &d, bool padded = true) {
         Span s;
         if (d.combiner == UCXDT_COMBINER_NAMED) {
             s.size = layouts::primitive_size(d.primitive);
@@ -180,11 +199,11 @@ private:
                 const Span &c = span(*d.children.at(i));
                 s.add_run(c, d.blocklengths[i], d.displacements[i], c.extent());
             }
-            s.pad();
+            if (padded) s.pad();
             return s;
         }
         const Span c = span(*d.children.at(0));
-        const int64_t e = c.extent();
+        const Wide e = c.extent();
         switch (d.combiner) {
         case UCXDT_COMBINER_CONTIGUOUS: s.add_run(c, d.count, 0, e); break;
         case UCXDT_COMBINER_VECTOR: s.add_grid(c, d.count, d.stride * e, d.blocklength, e); break;
@@ -207,10 +226,11 @@ private:
             break;
         case UCXDT_COMBINER_SUBARRAY: {
             const auto st = array_strides(d);
-            int64_t first = 0, last = 0, n = 1, full = 1;
+            Wide first = 0, last = 0, full = 1;
+            int64_t n = 1;
             for (size_t k = 0; k < d.sizes.size(); ++k) {
-                first += d.starts[k] * st[k];
-                last += (d.starts[k] + d.subsizes[k] - 1) * st[k];
+                first += d.starts[k] * Wide{st[k]};
+                last += (d.starts[k] + d.subsizes[k] - 1) * Wide{st[k]};
                 n *= d.subsizes[k], full *= d.sizes[k];
             }
             Span data = c;
@@ -221,12 +241,12 @@ private:
         }
         case UCXDT_COMBINER_RESIZED:
             s = c;
-            s.has_lb = s.has_ub = true, s.lb_marker = d.lb, s.ub_marker = d.lb + d.extent;
+            s.has_lb = s.has_ub = true, s.lb_marker = d.lb, s.ub_marker = Wide{d.lb} + d.extent;
             break;
         case UCXDT_COMBINER_DUP: s = c; break;
         default: break;
         }
-        if (d.combiner != UCXDT_COMBINER_DUP) s.pad();
+        if (padded && d.combiner != UCXDT_COMBINER_DUP) s.pad();
         return s;
     }
 
@@ -239,16 +259,43 @@ Bounds type_bounds(const TypeDesc &desc) {
     Walker w;
     const Span &s = w.span(desc);
     Bounds b;
-    b.size = s.size, b.lb = s.lb(), b.extent = s.extent();
-    if (s.has_data) b.true_lb = s.lo, b.true_extent = s.hi - s.lo;
+    b.fits = s.fits();
+    if (!b.fits) return b;
+    b.size = s.size;
+    b.lb = static_cast<int64_t>(s.lb()), b.extent = static_cast<int64_t>(s.extent());
+    if (s.has_data)
+        b.true_lb = static_cast<int64_t>(s.lo), b.true_extent = static_cast<int64_t>(s.hi - s.lo);
     return b;
+}
+
+int64_t epsilon(const TypeDesc &desc) {
+    Walker w;
+    return w.epsilon(desc);
+}
+
+bool representable(const TypeDesc &desc) {
+    Walker w;
+    std::function<bool(const TypeDesc &)> all = [&](const TypeDesc &d) {
+        if (!w.span(d).fits()) return false;
+        for (const auto &c : d.children)
+            if (!all(*c)) return false;
+        return true;
+    };
+    return all(desc);
+}
+
+void walk_primitives(const TypeDesc &desc, int64_t count,
+                     const std::function<void(int64_t, ucxdt_primitive_t)> &emit) {
+    Walker w;
+    const Wide e = w.span(desc).extent();
+    for (int64_t i = 0; i < count; ++i) w.walk(desc, i * e, emit);
 }
 
 void walk_typemap(const TypeDesc &desc, int64_t count,
                   const std::function<void(int64_t, int64_t)> &emit) {
-    Walker w;
-    const int64_t e = w.span(desc).extent();
-    for (int64_t i = 0; i < count; ++i) w.walk(desc, i * e, emit);
+    walk_primitives(desc, count, [&](int64_t disp, ucxdt_primitive_t p) {
+        emit(disp, layouts::primitive_size(p));
+    });
 }
 
 std::vector<Block> typemap_blocks(const TypeDesc &desc, int64_t count) {

@@ -34,15 +34,29 @@ struct Bounds {
     int64_t size = 0;          // bytes of data in one element
     int64_t lb = 0, extent = 0;
     int64_t true_lb = 0, true_extent = 0;
+    bool fits = true;          // all of the above (and ub, true ub) fit int64; else all 0
 };
 
-/// Size, lb, extent, true lb and true extent of one element.
+/// Size, lb, extent, true lb and true extent of one element, computed exactly (intermediate
+/// displacements may exceed int64 where the results do not).
 Bounds type_bounds(const TypeDesc &desc);
 
+/// The epsilon of MPI-4.1 5.1.6 that desc's own constructor adds to its extent (0 with
+/// lb/ub markers, and for primitives and dup).
+int64_t epsilon(const TypeDesc &desc);
+
+/// Whether every node of `desc` has bounds that fit int64 (type_bounds(node).fits): whether
+/// an MPI library can report them, and ucxdt can build the type.
+bool representable(const TypeDesc &desc);
+
 /// Calls emit(displacement, length) for every primitive of `count` elements in type-map (pack)
-/// order; element i is displaced by i x extent.
+/// order; element i is displaced by i x extent. The displacements must fit int64.
 void walk_typemap(const TypeDesc &desc, int64_t count,
                   const std::function<void(int64_t, int64_t)> &emit);
+
+/// As walk_typemap, naming each primitive instead of its length.
+void walk_primitives(const TypeDesc &desc, int64_t count,
+                     const std::function<void(int64_t, ucxdt_primitive_t)> &emit);
 
 /// Every primitive of `count` elements in pack order.
 std::vector<Block> typemap_blocks(const TypeDesc &desc, int64_t count);

@@ -52,13 +52,14 @@ std::shared_ptr<Type> wrap_type(ucxdt_combiner_t comb, int64_t disp, TypePtr kid
     t->combiner = comb;
     t->shape = Type::Shape::INDEXED;
     t->blocklengths = {1};
-    t->disps_bytes = {disp};
+    t->disps = {disp};
     t->kids = {std::move(kid)};
     return t;
 }
 
-// Indexed family: displacements scaled by `unit` bytes (the old extent, or 1). The *_block
-// variants pass uniform = true and one blocklength; the others an array `bl`.
+// Indexed family: displacements scaled by `unit` bytes (the old extent, or 1), exactly:
+// finish_type checks the bounds of the blocks, not the products. The *_block variants pass
+// uniform = true and one blocklength; the others an array `bl`.
 ucxdt_status_t indexed_common(ucxdt_combiner_t comb, int64_t count, const int64_t *bl,
                               bool uniform, int64_t uniform_bl, const int64_t *disp, bool bytes,
                               ucxdt_type_t oldtype, ucxdt_type_t *newtype) {
@@ -70,20 +71,17 @@ ucxdt_status_t indexed_common(ucxdt_combiner_t comb, int64_t count, const int64_
         (st = check_array(disp, count, "displacements")) ||
         (st = resolve(oldtype, "oldtype", &old)))
         return st;
-    const int64_t unit = bytes ? 1 : old->extent();
     auto t = std::make_shared<Type>();
     t->combiner = comb;
     t->shape = Type::Shape::INDEXED;
+    t->disp_unit = bytes ? 1 : old->extent();
     t->blocklengths.resize(static_cast<size_t>(count));
-    t->disps_bytes.resize(static_cast<size_t>(count));
+    t->disps.assign(disp, disp + count);
     for (int64_t i = 0; i < count; ++i) {
         const int64_t b = uniform ? uniform_bl : bl[i];
         if (b < 0)
             return fail(UCXDT_ERR_INVALID_PARAM, "blocklengths[" + std::to_string(i) +
                                                      "] must be >= 0, got " + std::to_string(b));
-        if (!checked_mul(disp[i], unit, &t->disps_bytes[i]))
-            return fail(UCXDT_ERR_OVERFLOW,
-                        "displacements[" + std::to_string(i) + "] x extent overflows int64");
         t->blocklengths[i] = b;
     }
     t->kids = {std::move(old)};
@@ -123,8 +121,11 @@ static ucxdt_status_t vector_common(ucxdt_combiner_t comb, int64_t count, int64_
             (st = check_count(blocklength, "blocklength")) ||
             (st = resolve(oldtype, "oldtype", &old)))
             return st;
+        // The stride places a second block only: a product that overflows then spreads the
+        // blocks' data or bounds further apart than int64 reaches. Otherwise it is unused.
         int64_t stride_bytes = stride;
-        if (!bytes && !checked_mul(stride, old->extent(), &stride_bytes))
+        if (count < 2 || blocklength == 0) stride_bytes = 0;
+        else if (!bytes && !checked_mul(stride, old->extent(), &stride_bytes))
             return fail(UCXDT_ERR_OVERFLOW, "stride x extent of oldtype overflows int64");
         return publish(vector_type(comb, count, blocklength, stride_bytes, std::move(old)),
                        false, 0, 0, newtype);
@@ -200,7 +201,7 @@ ucxdt_status_t ucxdt_type_struct(int64_t count, const int64_t blocklengths[],
                 return fail(UCXDT_ERR_INVALID_PARAM, "blocklengths[" + std::to_string(i) +
                                                          "] must be >= 0");
             t->blocklengths.push_back(blocklengths[i]);
-            t->disps_bytes.push_back(displacements_bytes[i]);
+            t->disps.push_back(displacements_bytes[i]);
             t->kids.push_back(std::move(kid));
         }
         // A one-entry struct must still index kids per entry: keep kids.size() == count.

@@ -113,14 +113,16 @@ NodePtr list(std::vector<std::pair<int64_t, NodePtr>> entries) {
         disps.push_back(d);
         kids.push_back(k);
     };
-    for (auto &[d, k] : entries) {
-        if (k->empty()) continue;
+    // Small lists, and displaced ones, splice in entry by entry.
+    auto splice = [&](auto &self, int64_t d, const NodePtr &k) -> void {
         if (k->kind == Node::Kind::LIST && k->kids.size() <= kSpliceMax) {
-            for (size_t i = 0; i < k->kids.size(); ++i) push(d + k->disps[i], k->kids[i]);
+            for (size_t i = 0; i < k->kids.size(); ++i) self(self, d + k->disps[i], k->kids[i]);
         } else {
             push(d, k);
         }
-    }
+    };
+    for (auto &[d, k] : entries)
+        if (!k->empty()) splice(splice, d, k);
     if (kids.empty()) return empty();
     if (kids.size() == 1) return shift(disps[0], kids[0]);
     // A list of equal shapes at equal distances is a strided level.
@@ -130,7 +132,15 @@ NodePtr list(std::vector<std::pair<int64_t, NodePtr>> entries) {
         regular = disps[i] - disps[i - 1] == step && same_shape(kids[i], kids[0]);
     if (regular)
         return shift(disps[0], strided(static_cast<int64_t>(kids.size()), step, kids[0]));
-    return make_list(std::move(disps), std::move(kids));
+    // Anchored at its first entry.
+    const int64_t first = disps[0];
+    for (int64_t &d : disps) d -= first;
+    return shift(first, make_list(std::move(disps), std::move(kids)));
+}
+
+std::pair<int64_t, NodePtr> anchor(const NodePtr &node) {
+    if (is_shift(*node)) return {node->disps[0], node->kids[0]};
+    return {0, node};
 }
 
 bool flatten(const Node &node, int64_t base, std::vector<int64_t> &disp, std::vector<int64_t> &len,

@@ -8,10 +8,16 @@
 // whose stride equals the inner span merge into one level or one block, regular lists become
 // STRIDED, single-entry lists move their displacement up, and small nested lists are
 // spliced into their parent. Nodes are immutable and shared between parents.
+//
+// Every node but a single-entry list (a displacement) is anchored: its offset 0 is a byte of
+// its data (a BLOCK's first, a STRIDED's first copy's, a LIST's first entry's), so that every
+// displacement stored is a difference of data bytes, within the true extent, however far
+// from them the origins of the types that built it lie.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace ucxdt {
@@ -48,6 +54,10 @@ NodePtr strided(int64_t count, int64_t stride, const NodePtr &child);
 NodePtr shift(int64_t disp, const NodePtr &node);
 /// Entries in pack order; empty entries are dropped.
 NodePtr list(std::vector<std::pair<int64_t, NodePtr>> entries);
+
+/// The displacement of node's anchor and the anchored node: (d, n) for shift(d, n), else
+/// (0, node).
+std::pair<int64_t, NodePtr> anchor(const NodePtr &node);
 
 /// Appends the contiguous runs of `node` at displacement `base`, in pack order, merging a
 /// run with the previous one when they touch. `limit` bounds the number of runs: returns

@@ -634,10 +634,21 @@ extern "C" ucxdt_status_t ucxdt_type_from_mpi(MPI_Datatype datatype, ucxdt_type_
         return fail(UCXDT_ERR_INVALID_PARAM, "MPI is not initialized or already finalized");
     try {
         ucxdt_type_t t = UCXDT_TYPE_NULL;
-        Importer importer;
-        ucxdt_status_t st = importer.decode(datatype, &t);
-        if (st == UCXDT_OK) st = importer.release(t, &t);
-        if (st == UCXDT_OK) *type = t;
+        ucxdt_status_t st;
+        std::string message;
+        {
+            Importer importer;
+            st = importer.decode(datatype, &t);
+            if (st == UCXDT_OK) st = importer.release(t, &t);
+            message = ucxdt_last_error();
+        }
+        // The importer's frees clear the message of a failure; it is the caller's to read.
+        if (st != UCXDT_OK) {
+            const std::string prefix = std::string(ucxdt_status_string(st)) + ": ";
+            if (message.compare(0, prefix.size(), prefix) == 0) message.erase(0, prefix.size());
+            return fail(st, message);
+        }
+        *type = t;
         return st;
     } catch (const std::bad_alloc &) {  // no exception crosses the C API
         return fail(UCXDT_ERR_NO_MEMORY, "allocation failed while decoding the MPI datatype");

@@ -72,19 +72,20 @@ uint64_t layout_hash(const Plan &p) {
 }
 
 ucxdt_status_t build_plan(const Type &t, int64_t count, Plan &p) {
-    int64_t total, span;
+    int64_t total;
     if (!checked_mul(count, t.size, &total))
         return fail(UCXDT_ERR_OVERFLOW, "count x type size overflows int64");
-    // Every byte address of the plan must fit in int64: the last element's data span.
-    int64_t lo = 0, hi = 0;
-    if (count > 0 && (!checked_mul(count - 1, t.extent(), &span) ||
-                      !checked_add(std::min<int64_t>(0, span), t.true_lb, &lo) ||
-                      !checked_add(std::max<int64_t>(0, span), t.true_ub, &hi)))
-        return fail(UCXDT_ERR_OVERFLOW, "count x extent overflows int64");
     p.count = count;
     p.packed_size = total;
-    p.data_lo = lo, p.data_hi = hi;
-    if (total == 0) return UCXDT_OK;
+    if (total == 0) return UCXDT_OK;  // no element is placed: its extent does not matter
+    // Every byte address of the plan, and the span of them, must fit in int64 (the engines
+    // step elements by i x extent): the data of the first and the last element.
+    using Wide = __int128;
+    const Wide span = Wide{count - 1} * t.extent();
+    const Wide lo = t.true_lb + std::min<Wide>(0, span), hi = t.true_ub + std::max<Wide>(0, span);
+    if (lo < INT64_MIN || hi > INT64_MAX || hi - lo > INT64_MAX)
+        return fail(UCXDT_ERR_OVERFLOW, "count x extent overflows int64");
+    p.data_lo = static_cast<int64_t>(lo), p.data_hi = static_cast<int64_t>(hi);
 
     NodePtr node = layout::strided(count, t.extent(), t.layout());
     if (node->kind == Node::Kind::LIST && node->kids.size() == 1) {

@@ -4,45 +4,46 @@
 #include "error.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <complex>
-#include <limits>
+#include <string>
 
 namespace ucxdt {
 
 namespace {
 
+// Bytes in 128 bits: a block's origin or a bound that the type does not report may lie beyond
+// int64 where what it reports and touches does not (both MPIs compute those by wrapping).
+using Wide = __int128;
+
+bool fits64(Wide v) { return v >= INT64_MIN && v <= INT64_MAX; }
+
 struct Bounds {
-    int64_t lb = std::numeric_limits<int64_t>::max();
-    int64_t ub = std::numeric_limits<int64_t>::min();
+    Wide lb = 0, ub = 0;
     bool any = false;
 
-    void add(int64_t lo, int64_t hi) {
-        lb = std::min(lb, lo);
-        ub = std::max(ub, hi);
+    void add(Wide lo, Wide hi) {
+        lb = any ? std::min(lb, lo) : lo;
+        ub = any ? std::max(ub, hi) : hi;
         any = true;
     }
+    bool fits() const { return fits64(lb) && fits64(ub) && fits64(ub - lb); }
 };
 
-// Span [lo, hi) covered by `n` repetitions `step` bytes apart of a span [clo, chi),
+// Span [lo, hi) covered by `n` >= 1 repetitions `step` bytes apart of a span [clo, chi),
 // displaced by `disp`: the extreme repetitions are the first and the last.
-bool span_of(int64_t disp, int64_t n, int64_t step, int64_t clo, int64_t chi, int64_t *lo,
-             int64_t *hi) {
-    int64_t last;
-    if (!checked_mul(n - 1, step, &last)) return false;
-    int64_t a, b;
-    if (!checked_add(disp, clo, &a) || !checked_add(disp, chi, &b)) return false;
-    int64_t a2, b2;
-    if (!checked_add(a, std::min<int64_t>(0, last), &a2) ||
-        !checked_add(b, std::max<int64_t>(0, last), &b2))
-        return false;
-    *lo = a2, *hi = b2;
-    return true;
+void span_of(Wide disp, int64_t n, int64_t step, Wide clo, Wide chi, Wide *lo, Wide *hi) {
+    const Wide last = Wide{n - 1} * step;
+    *lo = disp + clo + std::min<Wide>(0, last);
+    *hi = disp + chi + std::max<Wide>(0, last);
 }
 
 NodePtr build_layout(const Type &t) {
     switch (t.shape) {
     case Type::Shape::PRIMITIVE: return layout::block(t.size);
     case Type::Shape::VECTOR: {
+        // Without blocks, the block is no part of the type map (finish_type did not size it).
+        if (t.count == 0 || t.blocklength == 0) return layout::empty();
         const Type &c = *t.kids[0];
         return layout::strided(t.count, t.stride_bytes,
                                layout::strided(t.blocklength, c.extent(), c.layout()));
@@ -60,7 +61,11 @@ NodePtr build_layout(const Type &t) {
                 last_node = layout::strided(t.blocklengths[i], c.extent(), c.layout());
                 last_bl = t.blocklengths[i];
             }
-            entries.emplace_back(t.disps_bytes[i], last_node);
+            if (last_node->empty()) continue;
+            // Placed by its anchor, a byte of the type map, which fits int64 where the
+            // block's origin need not (finish_type checked the true bounds).
+            const auto [at, node] = layout::anchor(last_node);
+            entries.emplace_back(static_cast<int64_t>(t.disp_bytes(i) + at), node);
         }
         return layout::list(std::move(entries));
     }
@@ -98,8 +103,10 @@ Summary summary_of(const Type &c) {
 }
 
 // Adds to `acc` n copies of `c`, `step` bytes apart, starting at `disp`. `what` names the
-// user's arguments that produced n, step and disp (entry `index` of arrays, if >= 0).
-ucxdt_status_t accumulate(Summary &acc, int64_t disp, int64_t n, int64_t step, const Summary &c,
+// user's arguments that produced n, step and disp (entry `index` of arrays, if >= 0). Data
+// and explicit bounds are the type's wherever they are, so they must fit as they come; the
+// other bounds only where no explicit ones take precedence (finish_type checks those).
+ucxdt_status_t accumulate(Summary &acc, Wide disp, int64_t n, int64_t step, const Summary &c,
                           const char *what, int64_t index = -1) {
     auto overflow = [&](const char *which) {
         std::string arg = what;
@@ -107,19 +114,22 @@ ucxdt_status_t accumulate(Summary &acc, int64_t disp, int64_t n, int64_t step, c
         return fail(UCXDT_ERR_OVERFLOW, arg + ": the " + which + " overflow int64");
     };
     if (n == 0) return UCXDT_OK;
-    int64_t lo, hi, bytes;
-    for (auto [from, to] : {std::pair{&c.bounds, &acc.bounds},
-                            std::pair{&c.explicit_bounds, &acc.explicit_bounds}}) {
-        if (!from->any) continue;
-        if (!span_of(disp, n, step, from->lb, from->ub, &lo, &hi))
-            return overflow("bounds");
-        to->add(lo, hi);
+    Wide lo, hi;
+    if (c.bounds.any) {
+        span_of(disp, n, step, c.bounds.lb, c.bounds.ub, &lo, &hi);
+        acc.bounds.add(lo, hi);
+    }
+    if (c.explicit_bounds.any) {
+        span_of(disp, n, step, c.explicit_bounds.lb, c.explicit_bounds.ub, &lo, &hi);
+        acc.explicit_bounds.add(lo, hi);
+        if (!acc.explicit_bounds.fits()) return overflow("bounds");
     }
     if (c.data.any) {
-        if (!span_of(disp, n, step, c.data.lb, c.data.ub, &lo, &hi))
-            return overflow("true bounds");
+        span_of(disp, n, step, c.data.lb, c.data.ub, &lo, &hi);
         acc.data.add(lo, hi);
+        if (!acc.data.fits()) return overflow("true bounds");
     }
+    int64_t bytes;
     if (!checked_mul(n, c.size, &bytes) || !checked_add(acc.size, bytes, &acc.size))
         return overflow("type size would");
     acc.sig = Signature::concat(acc.sig, Signature::repeat(c.sig, n));
@@ -141,6 +151,8 @@ ucxdt_status_t finish_type(Type &t, bool has_explicit, int64_t explicit_lb, int6
         acc.sig = Signature::primitive(t.primitive);
         break;
     case Type::Shape::VECTOR: {
+        // The first block, then its copies; without blocks it is no part of the type map.
+        if (t.count == 0 || t.blocklength == 0) break;
         const Type &c = *t.kids[0];
         Summary block;
         st = accumulate(block, 0, t.blocklength, c.extent(), summary_of(c),
@@ -151,32 +163,30 @@ ucxdt_status_t finish_type(Type &t, bool has_explicit, int64_t explicit_lb, int6
     case Type::Shape::INDEXED:
         for (size_t i = 0; st == UCXDT_OK && i < t.blocklengths.size(); ++i) {
             const Type &c = *t.kid(i);
-            st = accumulate(acc, t.disps_bytes[i], t.blocklengths[i], c.extent(), summary_of(c),
+            st = accumulate(acc, t.disp_bytes(i), t.blocklengths[i], c.extent(), summary_of(c),
                             "blocklengths and displacements", static_cast<int64_t>(i));
         }
         break;
     }
     if (st != UCXDT_OK) return st;
-    int64_t ext;
     const Bounds &b = acc.explicit_bounds.any ? acc.explicit_bounds : acc.bounds;
     t.explicit_bounds = has_explicit || acc.explicit_bounds.any;
     if (has_explicit) {
         t.lb = explicit_lb, t.ub = explicit_ub, t.has_bounds = true;
     } else if (b.any) {
-        t.lb = b.lb, t.ub = b.ub, t.has_bounds = true;
-        if (!checked_sub(b.ub, b.lb, &ext))
-            return fail(UCXDT_ERR_OVERFLOW, "extent overflows int64");
-        const int64_t pad = acc.explicit_bounds.any ? 0 : (acc.alignment - ext % acc.alignment) %
-                                                              acc.alignment;
-        if (!checked_add(t.ub, pad, &t.ub))
+        if (!b.fits()) return fail(UCXDT_ERR_OVERFLOW, "lb, ub or extent overflows int64");
+        const Wide ext = b.ub - b.lb;
+        const Wide pad = acc.explicit_bounds.any ? 0 : (acc.alignment - ext % acc.alignment) %
+                                                           acc.alignment;
+        if (!fits64(b.ub + pad) || !fits64(ext + pad))
             return fail(UCXDT_ERR_OVERFLOW, "extent rounded up to the alignment overflows int64");
+        t.lb = static_cast<int64_t>(b.lb), t.ub = static_cast<int64_t>(b.ub + pad);
+        t.has_bounds = true;
     } else {
         t.lb = t.ub = 0, t.has_bounds = false;
     }
-    if (acc.size > 0) {
-        if (!checked_sub(acc.data.ub, acc.data.lb, &ext))
-            return fail(UCXDT_ERR_OVERFLOW, "true extent overflows int64");
-        t.true_lb = acc.data.lb, t.true_ub = acc.data.ub;
+    if (acc.size > 0) {  // acc.data fits (accumulate)
+        t.true_lb = static_cast<int64_t>(acc.data.lb), t.true_ub = static_cast<int64_t>(acc.data.ub);
     } else {
         t.true_lb = t.true_ub = 0;
     }

@@ -23,7 +23,8 @@ struct Type {
     // Every constructor is recorded in one of three canonical shapes:
     //   PRIMITIVE                 a predefined type of `size` bytes
     //   VECTOR                    count blocks of blocklength children, stride_bytes apart
-    //   INDEXED                   blocks of blocklengths[i] kids[i or 0] at disps_bytes[i]
+    //   INDEXED                   blocks of blocklengths[i] kids[i or 0] at disps[i] x
+    //                             disp_unit bytes
     // with explicit bounds (resized, subarray) replacing the computed lb/ub.
     enum class Shape : uint8_t { PRIMITIVE, VECTOR, INDEXED };
 
@@ -31,7 +32,10 @@ struct Type {
     Shape shape = Shape::PRIMITIVE;
     ucxdt_primitive_t primitive = UCXDT_BYTE;
     int64_t count = 0, blocklength = 0, stride_bytes = 0;
-    std::vector<int64_t> blocklengths, disps_bytes;
+    std::vector<int64_t> blocklengths, disps;
+    // Bytes per unit of disps: 1, or the child's extent (indexed, indexed_block). A block's
+    // origin, disps[i] x disp_unit, may lie beyond int64 where its data and bounds do not.
+    int64_t disp_unit = 1;
     std::vector<TypePtr> kids;  // one child, or one per entry (struct)
 
     // MPI attributes, bytes.
@@ -45,6 +49,7 @@ struct Type {
     Signature signature;
 
     int64_t extent() const { return ub - lb; }
+    __int128 disp_bytes(size_t i) const { return static_cast<__int128>(disps[i]) * disp_unit; }
     const TypePtr &kid(size_t i) const { return kids.size() == 1 ? kids[0] : kids[i]; }
 
     /// The normalized layout of one element; computed once, on first use.
@@ -67,6 +72,8 @@ private:
 /// come from the children's explicit bounds if any child has them, else from all children,
 /// with ub rounded up so that the extent is a multiple of the alignment (MPI-4.1 5.1.6's
 /// epsilon: by every constructor, once over its type map, never to explicit bounds).
+/// Overflow is what the type reports or touches not fitting int64 (size, lb, ub, extent, true
+/// bounds, true extent); sums and products on the way are exact (128 bits).
 ucxdt_status_t finish_type(Type &t, bool has_explicit, int64_t explicit_lb, int64_t explicit_ub);
 
 /// The predefined type of a primitive (a process-wide singleton).

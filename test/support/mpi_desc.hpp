@@ -1,4 +1,4 @@
-// A TypeDesc materialized as an MPI datatype, so that the MPI library (Open MPI in CI) can serve
+// A TypeDesc materialized as an MPI datatype, so that the MPI library (Open MPI or MPICH) can serve
 // as the oracle for ucxdt: same constructors, same arguments, MPI's own semantics.
 #pragma once
 

@@ -1,8 +1,10 @@
 #include "random_desc.hpp"
 
+#include "desc_traits.hpp"
 #include "layouts/typemap_walk.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <numeric>
 #include <vector>
@@ -59,49 +61,6 @@ private:
 
 bool has_data(const ref::Bounds &b) { return b.size > 0; }
 
-// Copies of the child that a one-child constructor places (0 for struct, named, resized, dup).
-int64_t copies(const TypeDesc &d) {
-    switch (d.combiner) {
-    case UCXDT_COMBINER_CONTIGUOUS: return d.count;
-    case UCXDT_COMBINER_VECTOR:
-    case UCXDT_COMBINER_HVECTOR:
-    case UCXDT_COMBINER_INDEXED_BLOCK:
-    case UCXDT_COMBINER_HINDEXED_BLOCK: return d.count * d.blocklength;
-    case UCXDT_COMBINER_INDEXED:
-    case UCXDT_COMBINER_HINDEXED:
-        return std::accumulate(d.blocklengths.begin(), d.blocklengths.end(), int64_t{0});
-    case UCXDT_COMBINER_SUBARRAY:
-        return std::accumulate(d.subsizes.begin(), d.subsizes.end(), int64_t{1},
-                               std::multiplies<int64_t>());
-    default: return 0;
-    }
-}
-
-// Whether d has explicit bounds (lb/ub markers): set by resized and subarray, kept by every
-// constructor that places a copy of a child that has them (as the reference walker does).
-bool marked(const TypeDesc &d) {
-    switch (d.combiner) {
-    case UCXDT_COMBINER_NAMED: return false;
-    case UCXDT_COMBINER_RESIZED:
-    case UCXDT_COMBINER_SUBARRAY: return true;
-    case UCXDT_COMBINER_DUP: return marked(*d.children.at(0));
-    case UCXDT_COMBINER_STRUCT:
-        for (int64_t i = 0; i < d.count; ++i)
-            if (d.blocklengths[i] > 0 && marked(*d.children[i])) return true;
-        return false;
-    default: return copies(d) > 0 && marked(*d.children.at(0));
-    }
-}
-
-// A multiple of the alignment of every primitive of d: the largest primitive size (sizes are
-// powers of two and multiples of their alignments).
-int64_t alignment(const TypeDesc &d) {
-    if (d.combiner == UCXDT_COMBINER_NAMED) return primitive_size(d.primitive);
-    int64_t a = 1;
-    for (const TypeDescPtr &c : d.children) a = std::max(a, alignment(*c));
-    return a;
-}
-
 // v rounded down / up to a multiple of a >= 1.
 int64_t align_down(int64_t v, int64_t a) { return v - ((v % a) + a) % a; }
 int64_t align_up(int64_t v, int64_t a) { return v + ((-v % a) + a) % a; }
@@ -156,6 +115,17 @@ class Generator {
 public:
     Generator(Rng &rng, const RandomDescLimits &lim) : dice_(rng), lim_(lim) {}
 
+    // The helpers above, or nothing where the limits do not ask to avoid Open MPI's deviations.
+    Kind sidestep_(Kind k, const TypeDesc &child) const {
+        return lim_.avoid_openmpi_deviations ? sidestep(k, child) : k;
+    }
+    int64_t align_block_(int64_t disp, const TypeDesc &child, int64_t block, int64_t a) const {
+        return lim_.avoid_openmpi_deviations ? align_block(disp, child, block, a) : disp;
+    }
+    int64_t minus_one_(int64_t v) const {
+        return lim_.avoid_openmpi_deviations ? avoid_minus_one(v) : v;
+    }
+
     TypeDescPtr top() {
         // Log-uniform size budgets: most types are small, some reach the limit.
         int64_t budget = int64_t{1} << dice_.uni(3, 16);
@@ -174,7 +144,8 @@ private:
     bool fits(const TypeDescPtr &d, int64_t budget) const {
         const ref::Bounds b = ref::type_bounds(*d);
         const int64_t m = lim_.max_span;
-        return b.size <= budget && b.extent != -1 && std::abs(b.lb) <= m &&
+        return b.size <= budget && (b.extent != -1 || !lim_.avoid_openmpi_deviations) &&
+               std::abs(b.lb) <= m &&
                std::abs(b.extent) <= m &&
                std::abs(b.true_lb) <= m && b.true_extent <= m;
     }
@@ -197,7 +168,7 @@ private:
         // Child budgets shrink geometrically, so that nesting leaves room for counts.
         const int64_t child_budget = std::max<int64_t>(1, budget >> dice_.uni(0, 6));
         TypeDescPtr c = gen(depth - 1, child_budget);
-        kind = sidestep(kind, *c);
+        kind = sidestep_(kind, *c);
         const ref::Bounds b = ref::type_bounds(*c);
         const int64_t align = alignment(*c);
         const int64_t max_copies = b.size > 0 ? budget / b.size : 16;
@@ -212,13 +183,14 @@ private:
             if (n * bl > max_copies) n = max_copies / bl;
             if (kind == VECTOR) {
                 const int64_t stride = dice_.uni(-2 * (bl + 2), 2 * (bl + 2));
-                return vector(n, bl, stride * e == -1 ? -2 : stride, c);
+                const bool minus_one = stride * e == -1 && lim_.avoid_openmpi_deviations;
+                return vector(n, bl, minus_one ? -2 : stride, c);
             }
             // Byte strides: multiples of the extent, or anything (uneven).
             const int64_t reach = 2 * (bl * ae + span + 16);
             const int64_t stride = dice_.chance(0.5) ? dice_.uni(-2 * bl - 2, 2 * bl + 2) * e
                                                      : dice_.uni(-reach, reach);
-            return hvector(n, bl, avoid_minus_one(stride), c);
+            return hvector(n, bl, minus_one_(stride), c);
         }
         case INDEXED:
         case HINDEXED: {
@@ -232,7 +204,7 @@ private:
                 bl.push_back(x), total += x;
                 disp.push_back(kind == INDEXED
                                    ? dice_.uni(-16, 16)
-                                   : align_block(dice_.uni(-4 * (ae + span + 8),
+                                   : align_block_(dice_.uni(-4 * (ae + span + 8),
                                                            4 * (ae + span + 8)),
                                                  *c, 1, align));
             }
@@ -251,7 +223,7 @@ private:
             for (int64_t i = 0; i < k; ++i)
                 disp.push_back(kind == INDEXED_BLOCK
                                    ? dice_.uni(-16, 16)
-                                   : align_block(dice_.uni(-4 * (ae + span + 8),
+                                   : align_block_(dice_.uni(-4 * (ae + span + 8),
                                                            4 * (ae + span + 8)),
                                                  *c, bl, align));
             dice_.order(disp);
@@ -263,7 +235,11 @@ private:
             std::vector<int64_t> sizes, subsizes, starts;
             int64_t n = 1;
             for (int64_t i = 0; i < nd; ++i) {
-                const int64_t sub = dice_.uni(1, 4), size = sub + dice_.uni(0, 3);
+                // Open MPI rejects subsizes of 0, which MPI-4.1 allows.
+                const int64_t sub = lim_.avoid_openmpi_deviations || dice_.chance(0.9)
+                                        ? dice_.uni(1, 4)
+                                        : 0;
+                const int64_t size = std::max<int64_t>(1, sub + dice_.uni(0, 3));
                 sizes.push_back(size), subsizes.push_back(sub);
                 starts.push_back(dice_.uni(0, size - sub));
                 n *= sub;
@@ -297,7 +273,8 @@ private:
             TypeDescPtr c = gen(depth - 1, std::max<int64_t>(1, budget / k));
             const ref::Bounds b = ref::type_bounds(*c);
             // Entries of no data get no copies (see random_desc in the header).
-            int64_t x = !has_data(b) || (dice_.chance(0.1) && (used > 0 || i + 1 < k))
+            const bool avoid = !has_data(b) && lim_.avoid_openmpi_deviations;
+            int64_t x = avoid || (dice_.chance(0.1) && (used > 0 || i + 1 < k))
                             ? 0
                             : dice_.uni(1, 4);
             if (b.size > 0) x = std::min(x, (budget - used) / b.size);
@@ -309,7 +286,7 @@ private:
         dice_.order(disp);
         int64_t align = 1;
         for (const TypeDescPtr &c : kids) align = std::max(align, alignment(*c));
-        for (int64_t i = 0; i < k; ++i) disp[i] = align_block(disp[i], *kids[i], bl[i], align);
+        for (int64_t i = 0; i < k; ++i) disp[i] = align_block_(disp[i], *kids[i], bl[i], align);
         return structure(bl, disp, kids);
     }
 
@@ -528,10 +505,14 @@ TypeDescPtr relayout(const TypeDesc &desc, Rng &rng) { return Relayouter(rng).to
 BufferSpan buffer_span(const TypeDesc &desc, int64_t count, int64_t slack) {
     const ref::Bounds b = ref::type_bounds(desc);
     if (b.size == 0 || count <= 0) return {std::max<int64_t>(1, 2 * slack), slack};
-    const int64_t run = (count - 1) * b.extent;
-    const int64_t lo = b.true_lb + std::min<int64_t>(0, run);
-    const int64_t hi = b.true_lb + b.true_extent + std::max<int64_t>(0, run);
-    return {hi - lo + 2 * slack, slack - lo};
+    // 128 bits: the elements of a near-limit type may lie too far apart for int64.
+    using Wide = __int128;
+    const Wide run = Wide{count - 1} * b.extent;
+    const Wide lo = b.true_lb + std::min<Wide>(0, run);
+    const Wide hi = Wide{b.true_lb} + b.true_extent + std::max<Wide>(0, run);
+    const Wide bytes = hi - lo + 2 * slack, origin = slack - lo;
+    if (bytes > INT64_MAX || origin > INT64_MAX || origin < INT64_MIN) return {INT64_MAX, 0};
+    return {static_cast<int64_t>(bytes), static_cast<int64_t>(origin)};
 }
 
 }  // namespace ucxdt::testing

@@ -17,12 +17,14 @@ struct RandomDescLimits {
     int max_depth = 4;                // constructor nesting above the primitives
     int64_t max_size = 64 * 1024;     // packed size of one element
     int64_t max_span = 256 * 1024;    // |lb|, |extent|, |true lb| and true extent of one element
+    bool avoid_openmpi_deviations = true;  // the restrictions below; false: any MPI-4.1 type
 };
 
 /// A random type within `limits`: every constructor of TypeDesc (contiguous, vector, hvector,
 /// indexed, hindexed, indexed_block, hindexed_block, subarray in C and Fortran order, struct
 /// of different children, resized, dup). Its data may overlap (fine for packing, not for
-/// receiving). Types Open MPI 4.1 rejects or gets wrong (against MPI-4.1) are not generated:
+/// receiving). Unless limits.avoid_openmpi_deviations is false, types Open MPI 4.1 rejects or
+/// gets wrong (against MPI-4.1) are not generated (support/mpi_deviations.hpp lists them):
 ///  - subarray subsizes are >= 1 (it rejects 0);
 ///  - a struct entry of no data has blocklength 0 (an empty entry moves the struct's bounds,
 ///    where MPI-4.1 5.1.2 says it adds nothing; and when its bounds come from a resized empty
@@ -55,7 +57,8 @@ layouts::TypeDescPtr relayout(const layouts::TypeDesc &desc, Rng &rng);
 /// A buffer for `count` elements of `desc`: `bytes` to allocate and `origin`, the offset of the
 /// pointer to pass to pack/unpack, such that every byte the type map touches (true lb to true
 /// ub of each element, element i displaced by i x extent) lies in [slack, bytes - slack).
-/// At least 1 byte, so that a buffer exists also for types without data.
+/// At least 1 byte, so that a buffer exists also for types without data; bytes INT64_MAX
+/// where those bytes lie too far apart for int64 (near-limit types).
 struct BufferSpan {
     int64_t bytes = 0;
     int64_t origin = 0;

@@ -1,0 +1,101 @@
+# The MPI libraries that the bridge (ucxdt_mpi) and the MPI oracle tests are built against: each
+# installed one of Open MPI and MPICH, so that each can check ucxdt and the other. Both install
+# an mpi.h, so every target sees exactly one MPI's headers and library, never both.
+#
+# Defines, when UCXDT_WITH_MPI is on:
+#   UCXDT_HAVE_MPI              whether FindMPI found an MPI: it backs the installed ucxdt_mpi
+#   UCXDT_FINDMPI_FLAVOR        which one that is (openmpi, mpich), if known
+#   UCXDT_MPI_FLAVORS           the flavors found: openmpi, mpich
+#   UCXDT_MPI_TARGET_<flavor>   the target carrying that MPI's headers and library
+# and the function ucxdt_add_mpi_bridge.
+# FindMPI's MPI (the mpicc alternative) is one flavor; the other comes from pkg-config
+# (ompi-c, mpich), or for MPICH from its include and library directories (Debian's
+# <include>/<arch>/mpich and libmpich). A flavor not found is reported and its targets are
+# skipped.
+
+set(UCXDT_HAVE_MPI OFF)
+set(UCXDT_MPI_FLAVORS)
+if(NOT UCXDT_WITH_MPI)
+  return()
+endif()
+
+include(CheckSymbolExists)
+
+find_package(MPI COMPONENTS C)
+set(UCXDT_FINDMPI_FLAVOR "")
+if(MPI_C_FOUND)
+  set(UCXDT_HAVE_MPI ON)
+  # Which implementation FindMPI found, by the macro its mpi.h defines.
+  set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+  set(CMAKE_REQUIRED_QUIET ON)
+  check_symbol_exists(OPEN_MPI "mpi.h" UCXDT_FINDMPI_IS_OPENMPI)
+  check_symbol_exists(MPICH "mpi.h" UCXDT_FINDMPI_IS_MPICH)
+  unset(CMAKE_REQUIRED_INCLUDES)
+  unset(CMAKE_REQUIRED_QUIET)
+  if(UCXDT_FINDMPI_IS_OPENMPI)
+    set(UCXDT_FINDMPI_FLAVOR openmpi)
+  elseif(UCXDT_FINDMPI_IS_MPICH)
+    set(UCXDT_FINDMPI_FLAVOR mpich)
+  endif()
+endif()
+
+# An MPI as an imported target of its headers and its one C library, from its pkg-config
+# module (whose --libs would also name MPICH's private dependencies, such as Debian's libucp),
+# else from `include_suffix` under the include directories and `library` in the library ones.
+function(_ucxdt_mpi_find flavor module library include_suffix)
+  pkg_check_modules(UCXDT_PC_${flavor} QUIET ${module})
+  if(UCXDT_PC_${flavor}_FOUND)
+    pkg_get_variable(_libdir ${module} libdir)
+    find_library(UCXDT_MPI_LIBRARY_${flavor} NAMES ${library}
+                 HINTS ${UCXDT_PC_${flavor}_LIBRARY_DIRS} "${_libdir}" NO_DEFAULT_PATH)
+    set(_include ${UCXDT_PC_${flavor}_INCLUDE_DIRS})
+  elseif(include_suffix)
+    # <suffix>/mpi.h, never another MPI's mpi.h in the include directory itself.
+    find_path(UCXDT_MPI_INCLUDE_DIR_${flavor} NAMES "${include_suffix}/mpi.h")
+    find_library(UCXDT_MPI_LIBRARY_${flavor} NAMES ${library})
+    if(UCXDT_MPI_INCLUDE_DIR_${flavor})
+      set(_include "${UCXDT_MPI_INCLUDE_DIR_${flavor}}/${include_suffix}")
+    endif()
+  endif()
+  if(NOT UCXDT_MPI_LIBRARY_${flavor} OR NOT _include)
+    return()
+  endif()
+  add_library(ucxdt_mpi_iface_${flavor} INTERFACE IMPORTED)
+  target_include_directories(ucxdt_mpi_iface_${flavor} INTERFACE ${_include})
+  target_link_libraries(ucxdt_mpi_iface_${flavor} INTERFACE "${UCXDT_MPI_LIBRARY_${flavor}}")
+  set(UCXDT_MPI_TARGET_${flavor} ucxdt_mpi_iface_${flavor} PARENT_SCOPE)
+endfunction()
+
+foreach(_flavor IN ITEMS openmpi mpich)
+  if(_flavor STREQUAL UCXDT_FINDMPI_FLAVOR)
+    set(UCXDT_MPI_TARGET_${_flavor} MPI::MPI_C)
+  elseif(_flavor STREQUAL "openmpi")
+    _ucxdt_mpi_find(openmpi ompi-c mpi "")
+  else()
+    _ucxdt_mpi_find(mpich mpich mpich mpich)
+  endif()
+  if(UCXDT_MPI_TARGET_${_flavor})
+    list(APPEND UCXDT_MPI_FLAVORS ${_flavor})
+    message(STATUS "ucxdt: MPI flavor ${_flavor}: ${UCXDT_MPI_TARGET_${_flavor}}")
+  else()
+    message(STATUS "ucxdt: MPI flavor ${_flavor} not found: its oracle tests are skipped")
+  endif()
+endforeach()
+
+# ucxdt_add_mpi_bridge(TARGET MPI_TARGET): the bridge (src/ucp_dt/mpi_import.cpp) as the
+# shared library TARGET, compiled and linked against MPI_TARGET's MPI only.
+function(ucxdt_add_mpi_bridge target mpi_target)
+  add_library(${target} SHARED "${PROJECT_SOURCE_DIR}/src/ucp_dt/mpi_import.cpp")
+  set_target_properties(${target} PROPERTIES
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
+    INSTALL_RPATH "$ORIGIN")
+  target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/src")
+  # include/ucxdt/mpi.h speaks MPI_Datatype, so MPI is part of its interface.
+  target_link_libraries(${target} PUBLIC ucxdt ${mpi_target})
+  # Only MPI's C API: keep mpi.h from declaring the C++ bindings, whose library is not linked.
+  target_compile_definitions(${target} PUBLIC OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
+  target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+endfunction()
