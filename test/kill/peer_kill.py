@@ -100,7 +100,7 @@ def start_server(a, extra):
 
 def client_argv(a, port, extra):
     return ([a.bin, "-p", str(port), "-t", "tag_bw", "-x", a.path, "-m", a.mem,
-             "-e", a.err_mode, "-n", "1000000000", "-w", "2"] + extra + ["localhost"])
+             "-e", a.err_mode, "-n", "1000000000", "-w", "2"] + extra + ["127.0.0.1"])
 
 
 def judge(a, survivor, victim_name, since, expect, peer_name, others):
@@ -146,7 +146,7 @@ def run_pair(a):
         victim.p.send_signal(signal.SIGKILL if a.mode == "kill" else signal.SIGSTOP)
         since = time.monotonic()
         expect = "did not answer within" if a.mode == "stop" else "closed the connection|failed"
-        peer_name = "localhost:%d" % port if survivor is client else None
+        peer_name = "127.0.0.1:%d" % port if survivor is client else None
         return judge(a, survivor, victim.name, since, expect, peer_name, [victim])
     finally:
         for p in (client, server):
@@ -181,7 +181,7 @@ def run_handshake(a):
         try:
             if port is None:
                 return fail("the server never said which port it listens on", server)
-            c = socket.create_connection(("localhost", port))
+            c = socket.create_connection(("127.0.0.1", port))
             held.append(c)
             if not silent:
                 c.sendall(struct.pack("<Q", 100)[:4])  # half a length
@@ -210,7 +210,7 @@ def run_handshake(a):
             conn.close()
         since = time.monotonic()
         expect = "did not answer within 3 s" if silent else "closed the connection"
-        return judge(a, client, "server", since, expect, "localhost:%d" % port, [])
+        return judge(a, client, "server", since, expect, "127.0.0.1:%d" % port, [])
     finally:
         client.kill()
         lsock.close()
