@@ -173,17 +173,10 @@ std::string first_diff(const std::byte *got, const std::byte *want, int64_t n,
     return "";
 }
 
-// Buffer for count elements of an MPI type, from MPI's own bounds (as T::buffer_span).
+// Buffer for count elements of an MPI type, from MPI's own bounds.
 T::BufferSpan mpi_span(MPI_Datatype t, int64_t count, int64_t slack) {
     const Bounds b = mpi_bounds(t);
-    if (b.size == 0 || count == 0) return {std::max<int64_t>(1, 2 * slack), slack};
-    using Wide = __int128;
-    const Wide run = Wide{count - 1} * b.extent;
-    const Wide lo = b.true_lb + std::min<Wide>(0, run);
-    const Wide hi = Wide{b.true_lb} + b.true_extent + std::max<Wide>(0, run);
-    const Wide bytes = hi - lo + 2 * slack, origin = slack - lo;
-    if (bytes > INT64_MAX || origin > INT64_MAX || origin < INT64_MIN) return {INT64_MAX, 0};
-    return {static_cast<int64_t>(bytes), static_cast<int64_t>(origin)};
+    return T::buffer_span(b.size, b.extent, b.true_lb, b.true_extent, count, slack);
 }
 
 // `out` holds at least one byte, so that its pointer is never null.

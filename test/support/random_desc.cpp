@@ -504,12 +504,17 @@ TypeDescPtr relayout(const TypeDesc &desc, Rng &rng) { return Relayouter(rng).to
 
 BufferSpan buffer_span(const TypeDesc &desc, int64_t count, int64_t slack) {
     const ref::Bounds b = ref::type_bounds(desc);
-    if (b.size == 0 || count <= 0) return {std::max<int64_t>(1, 2 * slack), slack};
+    return buffer_span(b.size, b.extent, b.true_lb, b.true_extent, count, slack);
+}
+
+BufferSpan buffer_span(int64_t size, int64_t extent, int64_t true_lb, int64_t true_extent,
+                       int64_t count, int64_t slack) {
+    if (size == 0 || count <= 0) return {std::max<int64_t>(1, 2 * slack), slack};
     // 128 bits: the elements of a near-limit type may lie too far apart for int64.
     using Wide = __int128;
-    const Wide run = Wide{count - 1} * b.extent;
-    const Wide lo = b.true_lb + std::min<Wide>(0, run);
-    const Wide hi = Wide{b.true_lb} + b.true_extent + std::max<Wide>(0, run);
+    const Wide run = Wide{count - 1} * extent;
+    const Wide lo = true_lb + std::min<Wide>(0, run);
+    const Wide hi = Wide{true_lb} + true_extent + std::max<Wide>(0, run);
     const Wide bytes = hi - lo + 2 * slack, origin = slack - lo;
     if (bytes > INT64_MAX || origin > INT64_MAX || origin < INT64_MIN) return {INT64_MAX, 0};
     return {static_cast<int64_t>(bytes), static_cast<int64_t>(origin)};

@@ -64,5 +64,8 @@ struct BufferSpan {
     int64_t origin = 0;
 };
 BufferSpan buffer_span(const layouts::TypeDesc &desc, int64_t count, int64_t slack = 0);
+/// The same from one element's bounds (bytes), wherever they come from (an MPI's, say).
+BufferSpan buffer_span(int64_t size, int64_t extent, int64_t true_lb, int64_t true_extent,
+                       int64_t count, int64_t slack = 0);
 
 }  // namespace ucxdt::testing
