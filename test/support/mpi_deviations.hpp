@@ -6,15 +6,7 @@
 // disagree", describes each.
 #pragma once
 
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
-
-#include "layouts/type_desc.hpp"
+#include "mpi_desc.hpp"  // mpi.h as the tests include it, and TypeDesc
 
 #include <string>
 #include <vector>
