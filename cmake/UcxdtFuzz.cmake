@@ -47,7 +47,6 @@ set(_fuzz_args
   "-DCMAKE_BUILD_TYPE=RelWithDebInfo"
   "-DUCXDT_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
   "-DUCXDT_UCX_PKGCONFIG_DIR=${UCXDT_UCX_PKGCONFIG_DIR}"
-  "-DUCXDT_UCX_HAS_CUDA=${UCXDT_UCX_HAS_CUDA}"
   "-DCUDAToolkit_ROOT=${_cuda_root}")
 set(_fuzz_depends)
 if(TARGET ucxdt_kernels)

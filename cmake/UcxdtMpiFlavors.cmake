@@ -82,17 +82,19 @@ foreach(_flavor IN ITEMS openmpi mpich)
   endif()
 endforeach()
 
-# ucxdt_add_mpi_bridge(TARGET MPI_TARGET): the bridge (src/ucp_dt/mpi_import.cpp) as the
+# ucxdt_add_mpi_bridge(TARGET MPI_TARGET): the bridge (src/mpi/mpi_import.cpp) as the
 # shared library TARGET, compiled and linked against MPI_TARGET's MPI only.
 function(ucxdt_add_mpi_bridge target mpi_target)
-  add_library(${target} SHARED "${PROJECT_SOURCE_DIR}/src/ucp_dt/mpi_import.cpp")
+  add_library(${target} SHARED "${PROJECT_SOURCE_DIR}/src/mpi/mpi_import.cpp")
   set_target_properties(${target} PROPERTIES
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     VERSION ${PROJECT_VERSION}
     SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
     INSTALL_RPATH "$ORIGIN")
-  target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/src")
+  # It reports through libucxdt's error slot (base/error.hpp) and sees no other internal folder.
+  get_property(_base_view GLOBAL PROPERTY UCXDT_LAYER_INCLUDE_base)
+  target_include_directories(${target} PRIVATE "${_base_view}")
   # include/ucxdt/mpi.h speaks MPI_Datatype, so MPI is part of its interface.
   target_link_libraries(${target} PUBLIC ucxdt ${mpi_target})
   # Only MPI's C API: keep mpi.h from declaring the C++ bindings, whose library is not linked.

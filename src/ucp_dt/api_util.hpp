@@ -3,8 +3,8 @@
 // (no exception crosses the C API).
 #pragma once
 
-#include "error.hpp"
-#include "handle_table.hpp"
+#include "base/error.hpp"
+#include "ucp_dt/handle_table.hpp"
 
 #include <cstring>
 #include <new>

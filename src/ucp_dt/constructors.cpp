@@ -1,7 +1,7 @@
 // Datatype constructors, commit and free (MPI-4.1 5.1.2 - 5.1.9). Each validates every
 // argument before building anything, so a failed call creates nothing.
-#include "api_util.hpp"
-#include "checked.hpp"
+#include "ucp_dt/api_util.hpp"
+#include "base/checked.hpp"
 
 #include <vector>
 

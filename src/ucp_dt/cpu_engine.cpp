@@ -1,6 +1,6 @@
-#include "cpu_engine.hpp"
+#include "ucp_dt/cpu_engine.hpp"
 
-#include "address.hpp"
+#include "base/address.hpp"
 
 #include <algorithm>
 #include <cstdint>

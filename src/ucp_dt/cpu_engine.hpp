@@ -2,7 +2,7 @@
 // memory in the user's layout and a contiguous buffer.
 #pragma once
 
-#include "plan.hpp"
+#include "ucp_dt/plan.hpp"
 
 #include <cstdint>
 

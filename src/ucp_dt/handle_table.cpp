@@ -1,4 +1,4 @@
-#include "handle_table.hpp"
+#include "ucp_dt/handle_table.hpp"
 
 #include <cstdint>
 #include <shared_mutex>

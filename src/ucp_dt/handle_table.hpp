@@ -3,7 +3,7 @@
 // invalidates types built from it (they hold the type itself, not the handle).
 #pragma once
 
-#include "type.hpp"
+#include "ucp_dt/type.hpp"
 
 #include <ucxdt/ucxdt.h>
 

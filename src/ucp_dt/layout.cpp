@@ -1,4 +1,4 @@
-#include "layout.hpp"
+#include "ucp_dt/layout.hpp"
 
 #include <limits>
 

@@ -1,7 +1,7 @@
-#include "plan.hpp"
+#include "ucp_dt/plan.hpp"
 
-#include "checked.hpp"
-#include "error.hpp"
+#include "base/checked.hpp"
+#include "base/error.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -8,7 +8,7 @@
 // splits into an outer index (by division) and a block (by binary search over prefix).
 #pragma once
 
-#include "type.hpp"
+#include "ucp_dt/type.hpp"
 
 #include <ucxdt/ucxdt.h>
 

@@ -1,7 +1,7 @@
 // Type queries (MPI-4.1 5.1.5 - 5.1.8); allowed on uncommitted types except plan_info.
-#include "api_util.hpp"
-#include "checked.hpp"
-#include "plan.hpp"
+#include "ucp_dt/api_util.hpp"
+#include "base/checked.hpp"
+#include "ucp_dt/plan.hpp"
 
 using namespace ucxdt;
 

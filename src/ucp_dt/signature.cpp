@@ -1,4 +1,4 @@
-#include "signature.hpp"
+#include "ucp_dt/signature.hpp"
 
 namespace ucxdt {
 

@@ -1,7 +1,7 @@
-#include "type.hpp"
+#include "ucp_dt/type.hpp"
 
-#include "checked.hpp"
-#include "error.hpp"
+#include "base/checked.hpp"
+#include "base/error.hpp"
 
 #include <algorithm>
 #include <climits>

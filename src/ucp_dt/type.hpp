@@ -3,8 +3,8 @@
 // committed, its normalized layout and a cache of plans per count.
 #pragma once
 
-#include "layout.hpp"
-#include "signature.hpp"
+#include "ucp_dt/layout.hpp"
+#include "ucp_dt/signature.hpp"
 
 #include <ucxdt/ucxdt.h>
 

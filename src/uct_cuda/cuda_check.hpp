@@ -1,7 +1,7 @@
 // CUDA runtime errors as ucxdt statuses, with the runtime's message and what was attempted.
 #pragma once
 
-#include "ucp_dt/error.hpp"
+#include "base/error.hpp"
 
 #include <cuda_runtime_api.h>
 

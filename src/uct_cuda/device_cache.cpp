@@ -1,6 +1,6 @@
-#include "device_cache.hpp"
+#include "uct_cuda/device_cache.hpp"
 
-#include "ucp_dt/env.hpp"
+#include "base/env.hpp"
 
 #include <cstdlib>
 #include <list>

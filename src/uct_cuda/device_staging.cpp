@@ -1,6 +1,6 @@
-#include "device_staging.hpp"
+#include "uct_cuda/device_staging.hpp"
 
-#include "cuda_check.hpp"
+#include "uct_cuda/cuda_check.hpp"
 
 namespace ucxdt::cuda {
 

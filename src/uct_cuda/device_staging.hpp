@@ -4,8 +4,8 @@
 // non-contiguous sender packs fragments for the peer to read.
 #pragma once
 
-#include "ipc.hpp"
-#include "ucp_dt/slot_list.hpp"
+#include "uct_cuda/ipc.hpp"
+#include "base/slot_list.hpp"
 
 #include <cuda_runtime_api.h>
 

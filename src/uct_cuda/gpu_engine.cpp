@@ -1,12 +1,12 @@
-#include "gpu_engine.hpp"
+#include "uct_cuda/gpu_engine.hpp"
 
-#include "cuda_check.hpp"
-#include "ucp_dt/address.hpp"
-#include "ucp_dt/error.hpp"
-#include "pack_kernels.hpp"
-#include "method.hpp"
-#include "type_tree.hpp"
-#include "unit_cache.hpp"
+#include "uct_cuda/cuda_check.hpp"
+#include "base/address.hpp"
+#include "base/error.hpp"
+#include "kernels/pack_kernels.hpp"
+#include "uct_cuda/method.hpp"
+#include "uct_cuda/type_tree.hpp"
+#include "uct_cuda/unit_cache.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,7 +1,7 @@
-#include "ipc.hpp"
+#include "uct_cuda/ipc.hpp"
 
-#include "cuda_check.hpp"
-#include "memory_type.hpp"
+#include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/memory_type.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>

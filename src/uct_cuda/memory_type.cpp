@@ -1,4 +1,4 @@
-#include "memory_type.hpp"
+#include "uct_cuda/memory_type.hpp"
 
 #include <cuda_runtime_api.h>
 

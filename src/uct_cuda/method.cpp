@@ -1,11 +1,11 @@
 #include <cuda_runtime.h>
 
-#include "method.hpp"
+#include "uct_cuda/method.hpp"
 
-#include "cuda_check.hpp"
-#include "gpu_engine.hpp"
-#include "resources.hpp"
-#include "type_tree.hpp"
+#include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/gpu_engine.hpp"
+#include "uct_cuda/resources.hpp"
+#include "uct_cuda/type_tree.hpp"
 
 #include <algorithm>
 #include <chrono>

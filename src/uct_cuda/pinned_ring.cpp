@@ -1,9 +1,9 @@
-#include "pinned_ring.hpp"
+#include "uct_cuda/pinned_ring.hpp"
 
-#include "cuda_check.hpp"
-#include "topology.hpp"
-#include "ucp_dt/env.hpp"
-#include "ucp_dt/error.hpp"
+#include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/topology.hpp"
+#include "base/env.hpp"
+#include "base/error.hpp"
 
 #include <cstdlib>
 #include <mutex>

@@ -1,9 +1,9 @@
 #include <cuda_runtime.h>
 
-#include "resources.hpp"
+#include "uct_cuda/resources.hpp"
 
-#include "cuda_check.hpp"
-#include "ucp_dt/env.hpp"
+#include "uct_cuda/cuda_check.hpp"
+#include "base/env.hpp"
 
 #include <cstdlib>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "topology.hpp"
+#include "uct_cuda/topology.hpp"
 
 #include <hwloc.h>
 #include <hwloc/cudart.h>

@@ -1,9 +1,9 @@
 #include <cuda_runtime.h>
 
-#include "type_tree.hpp"
+#include "uct_cuda/type_tree.hpp"
 
-#include "cuda_check.hpp"
-#include "unit_cache.hpp"
+#include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/unit_cache.hpp"
 
 #include <numeric>
 #include <unordered_map>

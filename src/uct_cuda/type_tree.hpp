@@ -4,8 +4,8 @@
 // the type's description, not as large as its block list.
 #pragma once
 
-#include "device_cache.hpp"
-#include "pack_kernels.hpp"
+#include "uct_cuda/device_cache.hpp"
+#include "kernels/pack_kernels.hpp"
 #include "ucp_dt/plan.hpp"
 
 #include <cuda_runtime_api.h>

@@ -1,9 +1,9 @@
 #include <cuda_runtime.h>
 
-#include "unit_cache.hpp"
+#include "uct_cuda/unit_cache.hpp"
 
-#include "cuda_check.hpp"
-#include "resources.hpp"
+#include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/resources.hpp"
 
 #include <mutex>
 #include <vector>

@@ -5,8 +5,8 @@
 // and packs the previous one.
 #pragma once
 
-#include "device_cache.hpp"
-#include "pack_kernels.hpp"
+#include "uct_cuda/device_cache.hpp"
+#include "kernels/pack_kernels.hpp"
 #include "ucp_dt/plan.hpp"
 
 #include <cuda_runtime_api.h>

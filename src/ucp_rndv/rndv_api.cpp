@@ -1,0 +1,387 @@
+// The C entry points of include/ucxdt/ucxdt_ucp.h.
+#include "ucp_dt/api_util.hpp"
+#include "base/checked.hpp"
+#include "base/env.hpp"
+#include "ucp_rndv/rndv_worker.hpp"
+#include "ucp_pack/transfer.hpp"
+#include "uct_cuda/memory_type.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <random>
+
+#include <unistd.h>
+
+using namespace ucxdt;
+using namespace ucxdt::rndv;
+
+struct ucxdt_worker : Worker {};
+struct ucxdt_ep : Ep {};
+
+namespace ucxdt::rndv {
+ucxdt_status_t send_tagged(Request *r);
+}
+
+namespace {
+
+ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                        const ucp_am_recv_param_t *param) {
+    if (header_length != sizeof(AmHeader)) return UCS_OK;  // not ours
+    auto *w = static_cast<Worker *>(arg);
+    Event e;
+    e.kind = Event::am_message;
+    std::memcpy(&e.am, header, sizeof e.am);
+    // A shape is small enough to arrive eagerly, with its data in place during the callback.
+    if (length == sizeof e.shape && data && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        std::memcpy(&e.shape, data, sizeof e.shape);
+        e.has_shape = true;
+    }
+    if (e.am.kind == AmKind::frag) {
+        // A fragment of host staging: its data (persistent, UCP_AM_FLAG_PERSISTENT_DATA) or
+        // rendezvous descriptor is held until progress receives it into a slot or drops it.
+        if (!data || !(param->recv_attr & (UCP_AM_RECV_ATTR_FLAG_DATA | UCP_AM_RECV_ATTR_FLAG_RNDV))) return UCS_OK;
+        e.kind = Event::frag_arrived;
+        e.data = data;
+        e.length = length;
+        e.rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+        w->events.push_back(e);
+        return UCS_INPROGRESS;
+    }
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) e.reply_ep = param->reply_ep;
+    if (e.am.kind == AmKind::hello && !e.reply_ep) return UCS_OK;
+    w->events.push_back(e);
+    return UCS_OK;
+}
+
+void tag_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user_data) {
+    auto *r = static_cast<Request *>(user_data);
+    Event e;
+    e.kind = Event::tag_recv_done;
+    e.req = r;
+    e.status = status;
+    if (info) e.length = info->length, e.sender_tag = info->sender_tag;
+    r->ucp_req = nullptr;
+    r->ucp_done = true;
+    r->worker->events.push_back(e);
+    ucp_request_free(request);
+}
+
+// What send and receive share: the type, its plan, where the layout lives.
+ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t type) {
+    if (count < 0) return fail(UCXDT_ERR_INVALID_PARAM, "count must be >= 0");
+    std::shared_ptr<Type> t;
+    if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
+    if (ucxdt_status_t st = require_committed(*t, "type")) return st;
+    if (ucxdt_status_t st = get_plan(*t, count, &r->plan)) return st;
+    if (ucxdt_status_t st = ucxdt_type_dup(type, &r->type)) return st;
+    r->buffer = static_cast<char *>(buffer);
+    r->count = count;
+    r->packed = r->plan->packed_size;
+    r->dense = r->plan->cls == UCXDT_PLAN_CONTIGUOUS;
+    r->gpu = layout_gpu(*r->plan, r->buffer);
+    // GPU memory is never handed to UCP's GET: UCP 1.13's ucp_get_nbx selects RMA lanes for host
+    // memory only and otherwise emulates the GET with active messages whose handler reads the
+    // remote address with the CPU (seen: SIGSEGV in ucp_get_req_handler on device memory, two
+    // H200s). GPU layouts take the CUDA IPC path on one node (rndv_ipc.cpp), else host staging:
+    // the GPU packs into pinned host slots and unpacks from them (zero copy).
+    r->contig = r->dense && r->gpu < 0;
+    return UCXDT_OK;
+}
+
+ucxdt_status_ptr_t error_ptr(ucxdt_status_t st) {
+    return reinterpret_cast<ucxdt_status_ptr_t>(static_cast<intptr_t>(st));
+}
+
+// The request as the nbx call returns it: NULL when it already completed successfully, an error
+// status when it failed, else the request.
+ucxdt_status_ptr_t hand_out(Worker *w, Request *r) {
+    if (r->status == UCXDT_INPROGRESS) return r;
+    w->completed.erase(std::remove(w->completed.begin(), w->completed.end(), r), w->completed.end());
+    r->callback_due = false;
+    const auto st = static_cast<ucxdt_status_t>(r->status);
+    w->release(r);
+    return st == UCXDT_OK ? nullptr : error_ptr(st);
+}
+
+// UCP's error handler as ucxdt_ep_params_set_err_handler sets it.
+void ep_error_handler(void *arg, ucp_ep_h ep, ucs_status_t status) {
+    const auto *h = static_cast<const Worker::ErrHandler *>(arg);
+    ucxdt_worker_handle_ep_error(static_cast<ucxdt_worker_h>(h->worker), ep, status);
+    if (h->cb) h->cb(h->arg, ep, status);
+}
+
+}  // namespace
+
+extern "C" {
+
+ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_worker_h *worker) {
+    return guard([&]() -> ucxdt_status_t {
+        if (!params || !worker) return fail(UCXDT_ERR_INVALID_PARAM, "params and worker must not be NULL");
+        if (!(params->field_mask & UCXDT_WORKER_PARAM_FIELD_UCP_WORKER) || !params->ucp_worker)
+            return fail(UCXDT_ERR_INVALID_PARAM, "params->ucp_worker is required");
+        if (!(params->field_mask & UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT) || !params->ucp_context)
+            return fail(UCXDT_ERR_INVALID_PARAM, "params->ucp_context is required");
+        Config c;
+        c.eager = env_integer("UCXDT_EAGER_THRESHOLD", c.eager);
+        c.frag = env_integer("UCXDT_FRAG_SIZE", c.frag);
+        c.depth = static_cast<int>(env_integer("UCXDT_PIPELINE_DEPTH", c.depth));
+        c.slots = static_cast<int>(env_integer("UCXDT_STAGING_SLOTS", c.slots));
+        c.ipc = env_flag("UCXDT_CUDA_IPC", c.ipc) && cuda::gpu_present();
+        c.ipc_frag_max = env_integer("UCXDT_IPC_FRAG_SIZE", c.ipc_frag_max, 4096, int64_t(1) << 30);
+        c.ipc_strided = env_flag("UCXDT_IPC_STRIDED_COPY", c.ipc_strided);
+        c.ipc_same_layout = env_flag("UCXDT_IPC_SAME_LAYOUT_COPY", c.ipc_same_layout);
+        // am|get, like UCX's enumerated settings; anything else keeps the default.
+        if (const char *v = std::getenv("UCXDT_HOST_FRAGS"); v && (!std::strcmp(v, "am") || !std::strcmp(v, "get")))
+            c.host_am = v[0] == 'a';
+        c.host_shm = env_flag("UCXDT_HOST_SHM", c.host_shm);
+        const uint64_t m = params->field_mask;
+        if (m & UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD) c.eager = params->eager_threshold;
+        if (m & UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE) c.frag = params->frag_size;
+        if (m & UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH) c.depth = params->depth;
+        if (m & UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS) c.slots = params->staging_slots;
+        if (c.eager < 0 || c.eager > (64 << 20))
+            return fail(UCXDT_ERR_INVALID_PARAM, "eager threshold must be in [0, 64 MiB]");
+        if (c.frag < 4096 || c.frag > (int64_t(1) << 30))
+            return fail(UCXDT_ERR_INVALID_PARAM, "fragment size must be in [4 KiB, 1 GiB]");
+        if (c.depth < 1 || c.depth > 1024) return fail(UCXDT_ERR_INVALID_PARAM, "depth must be in [1, 1024]");
+        if (c.slots < c.depth || c.slots > 65536)
+            return fail(UCXDT_ERR_INVALID_PARAM, "staging slots must be in [depth, 65536]");
+        auto w = std::make_unique<ucxdt_worker>();
+        w->ucp_worker = params->ucp_worker;
+        w->ucp_context = params->ucp_context;
+        w->cfg = c;
+        w->node = node_identity();
+        w->pid = static_cast<int32_t>(getpid());
+        std::random_device rd;
+        w->uuid = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+                  static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+        ucp_am_handler_param_t hp{};
+        hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                        UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+        hp.id = UCXDT_UCP_AM_ID;
+        hp.flags = UCP_AM_FLAG_PERSISTENT_DATA;  // eager fragments are held until a slot is free
+        hp.cb = am_handler;
+        hp.arg = static_cast<Worker *>(w.get());
+        const ucs_status_t us = ucp_worker_set_am_recv_handler(params->ucp_worker, &hp);
+        if (us != UCS_OK)
+            return fail(UCXDT_ERR_UCX, std::string("ucp_worker_set_am_recv_handler: ") + ucs_status_string(us));
+        *worker = w.release();
+        return UCXDT_OK;
+    });
+}
+
+void ucxdt_worker_destroy(ucxdt_worker_h worker) {
+    if (!worker) return;
+    Worker *w = worker;
+    // Unmatched receives are canceled through UCP; what is still running after a bounded
+    // wait is completed as canceled. The AM handler is removed before the worker goes.
+    for (auto &[id, r] : w->requests)
+        if (!r->is_send && r->ucp_req) ucp_request_cancel(w->ucp_worker, r->ucp_req);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!w->events.empty() || std::chrono::steady_clock::now() < deadline) {
+        w->progress();
+        bool busy = false;
+        for (auto &[id, r] : w->requests) busy |= r->status == UCXDT_INPROGRESS;
+        if (!busy) break;
+    }
+    std::vector<Request *> all;
+    for (auto &[id, r] : w->requests) all.push_back(r);
+    for (Request *r : all) {
+        w->complete(r, UCXDT_ERR_CANCELED);
+        delete r;
+    }
+    w->requests.clear();
+    w->completed.clear();
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
+    hp.id = UCXDT_UCP_AM_ID;
+    hp.cb = nullptr;
+    ucp_worker_set_am_recv_handler(w->ucp_worker, &hp);
+    delete worker;
+}
+
+unsigned ucxdt_worker_progress(ucxdt_worker_h worker) { return worker->progress(); }
+
+void ucxdt_worker_handle_ep_error(ucxdt_worker_h worker, ucp_ep_h ep, ucs_status_t) {
+    if (!worker || !ep) return;
+    // Called from the user's UCP error handler, inside ucp_worker_progress: queued, so that
+    // the requests end in ucxdt_worker_progress.
+    Event e;
+    e.kind = Event::peer_failed;
+    e.reply_ep = ep;
+    worker->events.push_back(e);
+}
+
+ucxdt_status_t ucxdt_ep_params_set_err_handler(ucp_ep_params_t *params, ucxdt_worker_h worker,
+                                               ucp_err_handler_cb_t cb, void *arg) {
+    return guard([&]() -> ucxdt_status_t {
+        if (!params || !worker) return fail(UCXDT_ERR_INVALID_PARAM, "params and worker must not be NULL");
+        // UCP passes user_data to the handler in place of err_handler.arg when both are set.
+        if (params->field_mask & UCP_EP_PARAM_FIELD_USER_DATA)
+            return fail(UCXDT_ERR_INVALID_PARAM,
+                        "params->user_data is set: UCP would pass it to the error handler instead of "
+                        "ucxdt's argument");
+        if ((params->field_mask & UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE) &&
+            params->err_mode != UCP_ERR_HANDLING_MODE_PEER)
+            return fail(UCXDT_ERR_INVALID_PARAM,
+                        "params->err_mode is set, and not to UCP_ERR_HANDLING_MODE_PEER");
+        if ((params->field_mask & UCP_EP_PARAM_FIELD_ERR_HANDLER) && params->err_handler.cb &&
+            params->err_handler.cb != ep_error_handler)
+            return fail(UCXDT_ERR_INVALID_PARAM,
+                        "params->err_handler is set already: pass that handler as cb instead");
+        Worker *w = worker;
+        Worker::ErrHandler *h = nullptr;
+        for (const auto &e : w->err_handlers)
+            if (e->cb == cb && e->arg == arg) h = e.get();
+        if (!h) {
+            w->err_handlers.push_back(std::make_unique<Worker::ErrHandler>(Worker::ErrHandler{w, cb, arg}));
+            h = w->err_handlers.back().get();
+        }
+        params->field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        params->err_mode = UCP_ERR_HANDLING_MODE_PEER;
+        params->err_handler.cb = ep_error_handler;
+        params->err_handler.arg = h;
+        return UCXDT_OK;
+    });
+}
+
+void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
+    const Config &c = worker->cfg;
+    std::fprintf(stream,
+                 "# ucxdt worker configuration\n"
+                 "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\nUCXDT_PIPELINE_DEPTH=%d\n"
+                 "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
+                 "UCXDT_IPC_STRIDED_COPY=%s\nUCXDT_IPC_SAME_LAYOUT_COPY=%s\nUCXDT_HOST_FRAGS=%s\n"
+                 "UCXDT_HOST_SHM=%s\n",
+                 static_cast<long long>(c.eager), static_cast<long long>(c.frag), c.depth, c.slots,
+                 c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), c.ipc_strided ? "y" : "n",
+                 c.ipc_same_layout ? "y" : "n", c.host_am ? "am" : "get", c.host_shm ? "y" : "n");
+}
+
+ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params, ucxdt_ep_h *ep) {
+    return guard([&]() -> ucxdt_status_t {
+        if (!worker || !params || !ep) return fail(UCXDT_ERR_INVALID_PARAM, "worker, params and ep must not be NULL");
+        if (!(params->field_mask & UCXDT_EP_PARAM_FIELD_UCP_EP) || !params->ucp_ep)
+            return fail(UCXDT_ERR_INVALID_PARAM, "params->ucp_ep is required");
+        auto e = std::make_unique<ucxdt_ep>();
+        e->worker = worker;
+        e->ucp_ep = params->ucp_ep;
+        e->id = worker->next_ep_id++;
+        AmHeader hello = worker->hello(AmKind::hello);
+        hello.ep_id = e->id;
+        if (ucxdt_status_t st = worker->send_am(params->ucp_ep, hello, true)) return st;
+        worker->eps[e->id] = e.get();
+        *ep = e.release();
+        return UCXDT_OK;
+    });
+}
+
+void ucxdt_ep_destroy(ucxdt_ep_h ep) {
+    if (!ep) return;
+    Worker *w = ep->worker;
+    std::vector<Request *> mine;
+    for (auto &[id, r] : w->requests)
+        if (r->is_send && r->ep == ep && r->status == UCXDT_INPROGRESS) mine.push_back(r);
+    for (Request *r : mine) {
+        w->waiting.erase(std::remove(w->waiting.begin(), w->waiting.end(), r), w->waiting.end());
+        // Wait for our GPU work and tell a receiver that knows us (FIN): it may be waiting for
+        // fragments or holding slots for them.
+        w->send_fail(r, UCXDT_ERR_CANCELED);
+    }
+    w->eps.erase(ep->id);
+    delete ep;
+}
+
+ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t count,
+                                      ucxdt_type_t type, ucp_tag_t tag,
+                                      const ucxdt_request_param_t *param) {
+    if (!ep) return error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "ep must not be NULL"));
+    Worker *w = ep->worker;
+    Request *r = w->new_request(true, param);
+    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
+        if (ucxdt_status_t e = prepare(r, const_cast<void *>(buffer), count, type)) return e;
+        r->ep = ep;
+        r->tag = tag;
+        TagHeader &h = r->hdr;
+        h.magic = kMagic;
+        h.sender_uuid = w->uuid;
+        h.sreq_id = r->id;
+        h.packed = r->packed;
+        ucxdt_signature_t sig{};
+        if (ucxdt_status_t e = ucxdt_type_signature(type, count, &sig)) return e;
+        h.sig_hash = sig.hash;
+        h.sig_length = sig.length;
+        if (r->packed <= w->cfg.eager) {
+            h.kind = TagKind::eager;
+            // A GPU layout packs into page-locked memory with zero copy (wire_alloc).
+            char *m = w->wire_alloc(r, sizeof h + static_cast<size_t>(r->packed));
+            std::memcpy(m, &h, sizeof h);
+            if (ucxdt_status_t e = ucxdt_pack_range(buffer, count, type, 0, m + sizeof h, r->packed))
+                return e;
+            return send_tagged(r);
+        }
+        w->send_start(r);
+        return UCXDT_OK;
+    });
+    if (st) {
+        w->complete(r, st);
+        return hand_out(w, r);
+    }
+    return r;
+}
+
+ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64_t count,
+                                      ucxdt_type_t type, ucp_tag_t tag, ucp_tag_t tag_mask,
+                                      const ucxdt_request_param_t *param) {
+    if (!worker) return error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "worker must not be NULL"));
+    Worker *w = worker;
+    Request *r = w->new_request(false, param);
+    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
+        if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
+        r->tag = tag;
+        r->tag_mask = tag_mask;
+        char *landing = w->wire_alloc(r, landing_bytes(w->cfg));
+        ucp_request_param_t p{};
+        // No immediate completion: the callback (maybe called inside this call) then sees
+        // every receive, with its length and sender tag.
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+        p.cb.recv = tag_received;
+        p.user_data = r;
+        ucs_status_ptr_t s = ucp_tag_recv_nbx(w->ucp_worker, landing, r->wire_len,
+                                              tag, tag_mask, &p);
+        if (UCS_PTR_IS_ERR(s))
+            return fail(UCXDT_ERR_UCX, std::string("ucp_tag_recv_nbx: ") + ucs_status_string(UCS_PTR_STATUS(s)));
+        if (s == nullptr) return fail(UCXDT_ERR_UCX, "ucp_tag_recv_nbx completed without a request");
+        ++r->ucp_ops;
+        if (!r->ucp_done) r->ucp_req = s;
+        return UCXDT_OK;
+    });
+    if (st) {
+        w->complete(r, st);
+        return hand_out(w, r);
+    }
+    return r;
+}
+
+int ucxdt_request_check_status(void *request) { return static_cast<Request *>(request)->status; }
+
+int64_t ucxdt_request_length(void *request) {
+    const auto *r = static_cast<Request *>(request);
+    return (!r->is_send && r->status == UCXDT_OK) ? r->packed : 0;
+}
+
+void ucxdt_request_cancel(ucxdt_worker_h worker, void *request) {
+    auto *r = static_cast<Request *>(request);
+    if (!worker || r->is_send || r->matched || !r->ucp_req) return;
+    ucp_request_cancel(worker->ucp_worker, r->ucp_req);
+}
+
+void ucxdt_request_free(void *request) {
+    auto *r = static_cast<Request *>(request);
+    r->worker->release(r);
+}
+
+}  // extern "C"

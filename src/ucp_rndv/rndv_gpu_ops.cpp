@@ -1,0 +1,156 @@
+// GPU work of the rendezvous and its completion. Packs, unpacks and copies of GPU layouts run on
+// the worker's stream of the layout's GPU (cuda::DeviceStaging) and record an event; progress
+// polls the events in order and takes the protocol's next step when one completes: READY, ACK,
+// FIN or ATS, or the RTS of a host-staged send whose first fragments are packed. The CPU thus
+// never waits for the GPU, and UCP's progress (which serves the peer's GETs and active
+// messages) runs while fragments pack and unpack.
+#include "ucp_rndv/rndv_worker.hpp"
+
+#include "ucp_pack/transfer.hpp"
+#include "uct_cuda/cuda_check.hpp"
+
+#include <algorithm>
+
+namespace ucxdt::rndv {
+
+ucxdt_status_t send_tagged(Request *r);  // rndv_send.cpp
+
+ucxdt_status_t Worker::gpu(int device, cuda::DeviceStaging **out) {
+    auto &g = gpus[device];
+    if (!g) {
+        cuda::DeviceStaging *made = nullptr;
+        if (ucxdt_status_t st = cuda::DeviceStaging::create(device, 2 * cfg.depth, cfg.ipc_frag_max, &made)) {
+            gpus.erase(device);
+            return st;
+        }
+        g.reset(made);
+    }
+    *out = g.get();
+    return UCXDT_OK;
+}
+
+ucxdt_status_t Worker::launch(Request *r, GpuOp op, const GpuWork &work) {
+    op.req = r;
+    if (r->dev) {
+        const cudaStream_t s = r->dev->stream();
+        if (ucxdt_status_t st = work(&s)) return st;
+        if (ucxdt_status_t st = r->dev->record(&op.event)) return st;
+        op.dev = r->dev;
+    } else if (ucxdt_status_t st = work(nullptr)) {  // host memory: synchronous
+        return st;
+    }
+    ++r->ucp_ops;
+    gpu_ops.push_back(op);
+    return UCXDT_OK;
+}
+
+ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64_t offset,
+                                 int64_t length, bool pack, bool peer) {
+    if (s) return transfer_on_gpu(*r->plan, r->buffer, packed, offset, length, pack, r->gpu, *s, peer);
+    return transfer(*r->plan, r->buffer, packed, offset, length, pack, nullptr, peer);
+}
+
+void Worker::send_fail(Request *r, ucxdt_status_t st) {
+    // Nothing of it may still run once the receiver reads FIN (it then reuses its slots), nor once
+    // our staging slots go back to the pool.
+    if (r->dev) cudaStreamSynchronize(r->dev->stream());
+    if (r->rreq_id && !r->peer_lost) send_fin(r, st);
+    complete(r, st);
+}
+
+ucxdt_status_t Worker::send_fin(Request *r, ucxdt_status_t st) {
+    AmHeader fin{};
+    fin.kind = AmKind::fin;
+    fin.status = st;
+    fin.sreq_id = r->id;
+    fin.rreq_id = r->rreq_id;
+    return send_am(r->ep->ucp_ep, fin, false);
+}
+
+unsigned Worker::poll_gpu() {
+    if (gpu_ops.empty()) return 0;
+    std::deque<GpuOp> ops, later;
+    ops.swap(gpu_ops);
+    unsigned n = 0;
+    // Events of one stream complete in the order they were recorded, and gpu_ops keeps that
+    // order: once one is pending, the later ones of its stream are too, and querying them would
+    // only cost driver calls (a window of messages queues many). Only the oldest is queried.
+    std::vector<const cuda::DeviceStaging *> pending;
+    for (const GpuOp &op : ops) {
+        ucxdt_status_t st = UCXDT_OK;
+        if (op.event) {
+            const bool behind = std::find(pending.begin(), pending.end(), op.dev) != pending.end();
+            const cudaError_t e = behind ? cudaErrorNotReady : cudaEventQuery(op.event);
+            if (e == cudaErrorNotReady) {
+                if (!behind) pending.push_back(op.dev);
+                later.push_back(op);
+                continue;
+            }
+            st = cuda::check(e, "GPU work of the rendezvous");
+            op.dev->give_event(op.event);
+        }
+        ++n;
+        Request *r = op.req;
+        --r->ucp_ops;
+        if (r->status == UCXDT_INPROGRESS) {
+            if (st) {
+                if (r->is_send) send_fail(r, st);
+                else recv_finish(r, st);
+            } else {
+                gpu_done(op);
+            }
+        }
+        if (r->user_freed) release(r);
+    }
+    // Work queued while polling goes after what is still running.
+    later.insert(later.end(), gpu_ops.begin(), gpu_ops.end());
+    gpu_ops.swap(later);
+    return n;
+}
+
+void Worker::gpu_done(const GpuOp &op) {
+    Request *r = op.req;
+    switch (op.kind) {
+    case GpuOp::send_rts:  // host staging: the first fragments are packed, the RTS names them
+        if (ucxdt_status_t st = send_tagged(r)) send_fail(r, st);
+        break;
+    case GpuOp::send_frag:  // fragment packed into its slot: announce it, or send it
+        if (!r->ipc && r->hdr.am_frags && !r->in_place) {
+            if (r->rreq_id) send_host_frag(r, op.frag, op.slot);  // the RTR came
+            else r->packed_frags.emplace_back(op.frag, op.slot);
+            break;
+        }
+        // Over IPC the receiver reads our device slot at this offset of the exported staging.
+        if (ucxdt_status_t st = announce(r, op.frag, op.slot,
+                                         r->ipc && !r->push ? static_cast<uint64_t>(r->dev->slot_offset(op.slot)) : 0))
+            send_fail(r, st);
+        break;
+    case GpuOp::send_all:  // packed into the receiver's buffer
+        if (ucxdt_status_t st = send_fin(r, UCXDT_OK)) complete(r, st);
+        break;
+    case GpuOp::recv_frag:  // unpacked from the slot: grant it again, or free it
+        if (!r->ipc) {  // host staging: the sender had its ACK when the GET landed
+            r->free_slots.push_back(op.slot);
+            return recv_frag_done(r);
+        }
+        if (r->push && r->next_get < r->nfrags) {
+            if (ucxdt_status_t st = recv_grant(r, op.slot, AmKind::ack)) return recv_finish(r, st);
+        } else if (r->push) {
+            r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), op.slot), r->slots.end());
+            r->dev->give(op.slot);
+        } else if (ucxdt_status_t st = acknowledge(r, op.frag, op.slot)) {
+            return recv_finish(r, st);
+        }
+        if (++r->frags_done == r->nfrags) recv_finish(r, UCXDT_OK);
+        break;
+    case GpuOp::recv_in_place:  // unpacked from the sender's slot: it may refill it
+        --r->gets_in_flight;
+        if (ucxdt_status_t st = acknowledge(r, op.frag, op.slot); st && !r->status_pending) r->status_pending = st;
+        return recv_frag_done(r);
+    case GpuOp::recv_all:
+        recv_finish(r, UCXDT_OK);
+        break;
+    }
+}
+
+}  // namespace ucxdt::rndv

@@ -1,0 +1,387 @@
+// The CUDA IPC path of the rendezvous (include/ucxdt/ucxdt_ucp.h), for a sender whose layout is
+// in GPU memory and a receiver on the same node: the GPUs read and write each other's memory
+// through CUDA IPC mappings instead of staging through the host (Wu et al., HPDC'16, 4.1, with
+// cuda_ipc in place of the BTL's RDMA). The RTS carries an IPC reference instead of an rkey:
+//   sender contiguous:   the receiver copies (or unpacks) straight from the sender's buffer;
+//   receiver contiguous: the receiver's RTR carries its buffer, which the sender packs into;
+//   both strided, runs of one length: the RTR carries the receiver's first run and the shape of
+//                        its layout, and the sender copies each run into the run of the same
+//                        index (one GPU operation in all, where pack and unpack take two);
+//   one block list on both sides (equal layout hashes): the RTR carries the receiver's lowest
+//                        byte, and the sender copies each byte to its own displacement there;
+//   neither:             push: the RTR and then ACKs grant slots of the receiver's device
+//                        staging; the sender packs the next fragment into each granted slot
+//                        through the mapping and sends READY when the GPU is done; the receiver
+//                        unpacks it from its own memory and grants the slot again (a GPU
+//                        receiver without a free device slot waits for one). A receiver in host
+//                        memory, or whose slots are smaller than the sender's fragments, pulls:
+//                        the sender packs into its own device staging, announces each fragment
+//                        with READY, and the receiver unpacks it from there and ACKs to free
+//                        the slot. Either way, packs and unpacks of different fragments overlap.
+// GPU work runs on the worker's stream of the layout's GPU; its completion is polled through
+// events in ucxdt_worker_progress, which then sends READY, ACK, FIN or ATS.
+#include "ucp_rndv/rndv_worker.hpp"
+
+#include "base/address.hpp"
+#include "base/error.hpp"
+#include "ucp_rndv/frag_model.hpp"
+#include "kernels/pack_kernels.hpp"
+#include "ucp_pack/transfer.hpp"
+#include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/gpu_engine.hpp"
+#include "uct_cuda/method.hpp"
+#include "uct_cuda/resources.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+namespace ucxdt::rndv {
+
+ucxdt_status_t send_tagged(Request *r);  // rndv_send.cpp
+
+static_assert(StridedShape::kMaxDims == kernels::kMaxDims, "a shape must fit the strided kernel");
+
+namespace {
+
+bool shape_fits(const Plan &p) {
+    return p.cls == UCXDT_PLAN_STRIDED && p.dims.size() <= static_cast<size_t>(StridedShape::kMaxDims);
+}
+
+// The receiver's layout that an RTR's shape describes, with its first run at displacement 0;
+// false when the shape is malformed (its runs and bytes do not multiply out).
+bool plan_of(const StridedShape &s, Plan *out) {
+    if (s.ndims < 1 || s.ndims > StridedShape::kMaxDims || s.block_len <= 0) return false;
+    int64_t runs = 1, bytes = 0;
+    out->dims.clear();
+    for (int k = 0; k < s.ndims; ++k) {
+        if (s.dims[k].count < 1 || __builtin_mul_overflow(runs, s.dims[k].count, &runs)) return false;
+        out->dims.push_back({s.dims[k].count, s.dims[k].stride});
+    }
+    if (__builtin_mul_overflow(runs, s.block_len, &bytes) || bytes != s.packed) return false;
+    out->cls = UCXDT_PLAN_STRIDED;
+    out->block_len = out->unit_size = s.block_len;
+    out->packed_size = s.packed;
+    out->num_blocks = runs;
+    out->base = 0;
+    return true;
+}
+
+// Bytes [lo, hi) that p's runs cover, relative to its first run; false on overflow.
+bool run_span(const Plan &p, int64_t *lo, int64_t *hi) {
+    *lo = 0, *hi = p.block_len;
+    for (const Plan::Dim &d : p.dims) {
+        int64_t reach = 0;
+        if (__builtin_mul_overflow(d.count - 1, d.stride, &reach)) return false;
+        if (__builtin_add_overflow(reach < 0 ? *lo : *hi, reach, reach < 0 ? lo : hi)) return false;
+    }
+    return true;
+}
+
+// Exports the device memory at `ptr` into *ref when bytes [ptr + lo, ptr + hi) all lie in the
+// allocation that the reference maps (a layout the peer will write through it); else false,
+// with *ref cleared and no error left behind.
+bool export_covering(char *ptr, int64_t lo, int64_t hi, cuda::IpcRef *ref) {
+    if (cuda::ipc_export(ptr, ref)) return clear_error(), false;
+    const auto off = static_cast<int64_t>(ref->offset), bytes = static_cast<int64_t>(ref->alloc_bytes);
+    if (off + lo < 0 || off + hi > bytes) {
+        *ref = {};
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+int64_t Worker::ipc_frag(const Request *r) {
+    // More fragments overlap more of the sender's pack across the link (the slow stage) with
+    // the receiver's local unpack, but each adds to the critical path a GPU operation seen from
+    // the CPU (launch, event, polls) and a control message one way (READY, or the ACK that
+    // grants its slot). The three inputs are measured: the kernel's rate (this GPU's, on 1 KiB
+    // runs, standing in for the receiver's unpack of its own layout) and the operation's cost
+    // once per device (uct_cuda/method.cpp), and the message's time as half the least
+    // RTS-to-RTR time seen on this endpoint. That time also holds the receiver's matching and
+    // its building of the RTR, so it bounds the message's from above. Until an RTR has come,
+    // 3 us stands in. The constants this replaced were fitted on two H200s (1 TB/s, 10 us a
+    // fragment: four fragments of an 8 MB V cost 82 us against 39 us for one pack straight
+    // into the peer's buffer).
+    constexpr double kOneWayPriorSeconds = 3e-6;
+    constexpr int64_t kAlign = 64 << 10;
+    cuda::CopyCosts c;
+    if (cuda::device_costs(r->gpu, &c)) {
+        clear_error();  // no measurement: one fragment as large as a slot
+        return pipeline_frag_bytes(r->packed, 0, 0, kAlign, cfg.ipc_frag_max);
+    }
+    const double one_way = r->ep->rtt_s > 0 ? r->ep->rtt_s / 2 : kOneWayPriorSeconds;
+    return pipeline_frag_bytes(r->packed, c.kernel_bytes_per_s, c.op_seconds + one_way, kAlign, cfg.ipc_frag_max);
+}
+
+ucxdt_status_t Worker::map_peer(Request *r, const cuda::IpcRef &ref, uint64_t uuid, const PeerInfo &p) {
+    int device = r->gpu;
+    if (device < 0)
+        if (ucxdt_status_t st = cuda::check(cudaGetDevice(&device), "cudaGetDevice")) return st;
+    char *mem = nullptr;
+    if (ucxdt_status_t st = imports->map(uuid, ref, device, p.pid == pid, &mem)) return st;
+    r->peer_ref = ref;
+    r->peer_mem = mem;
+    r->map_device = device;
+    r->peer_uuid = uuid;
+    r->peer_gpu = !cuda::ipc_on_device(ref, device);
+    return UCXDT_OK;
+}
+
+// ---- Sending ------------------------------------------------------------------------------
+
+bool Worker::send_start_ipc(Request *r) {
+    if (r->gpu < 0 || !r->ep->peer_known || !ipc_peer(r->ep->peer)) return false;
+    cuda::IpcRef ref{};
+    TagHeader &h = r->hdr;
+    if (r->dense) {
+        if (cuda::ipc_export(at(r->buffer, r->plan->base), &ref)) return clear_error(), false;
+        h.frag = std::max<int64_t>(r->packed, 1);
+    } else {
+        if (gpu(r->gpu, &r->dev) || r->dev->allocate()) return clear_error(), false;
+        ref = r->dev->ref();
+        h.frag = ipc_frag(r);
+        h.run_len = cfg.ipc_strided && shape_fits(*r->plan) ? r->plan->block_len : 0;
+        h.layout_hash = cfg.ipc_same_layout && r->plan->cls == UCXDT_PLAN_BLOCK_LIST ? r->plan->layout_hash : 0;
+    }
+    r->ipc = true;
+    h.kind = TagKind::rts;
+    h.ipc = 1;
+    h.contig = r->dense ? 1 : 0;
+    h.initial = 0;
+    h.rkey_len = 0;
+    h.remote_addr = ref.base + ref.offset;
+    r->nfrags = (r->packed + h.frag - 1) / h.frag;
+    char *m = wire_alloc(r, sizeof h + sizeof ref);
+    std::memcpy(m, &h, sizeof h);
+    std::memcpy(m + sizeof h, &ref, sizeof ref);
+    if (ucxdt_status_t st = send_tagged(r)) complete(r, st);
+    return true;
+}
+
+void Worker::send_on_rtr(const Event &e) {
+    const AmHeader &h = e.am;
+    const auto it = requests.find(h.sreq_id);
+    if (it == requests.end() || !it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
+    Request *r = it->second;
+    if (!r->ipc) return send_on_host_rtr(r, h);
+    const double rtt = std::chrono::duration<double>(std::chrono::steady_clock::now() - r->tagged_at).count();
+    if (r->ep->rtt_s <= 0 || rtt < r->ep->rtt_s) r->ep->rtt_s = rtt;
+    r->rreq_id = h.rreq_id;
+    if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return send_fail(r, st);
+    if (!h.direct && !h.push) return send_ipc_stage(r);
+    if (ucxdt_status_t st = map_peer(r, h.ref, r->ep->peer_uuid, r->ep->peer)) return send_fail(r, st);
+    if (h.push) {
+        r->push = true;
+        send_ipc_push(r, h.slot, h.offset);
+        for (const auto &[slot, offset] : std::exchange(r->grants, {})) send_ipc_push(r, slot, offset);
+        return;
+    }
+    if (h.direct == 2) {
+        // The receiver's strided layout: each of our runs straight into its run of that index.
+        Plan to;
+        if (!e.has_shape || !plan_of(e.shape, &to) || !cuda::strided_pair(*r->plan, to))
+            return send_fail(r, fail(UCXDT_ERR_UCX, "an RTR whose strided layout does not fit the send"));
+        const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
+            cuda::DeviceGuard g(r->gpu);
+            if (ucxdt_status_t gs = g.status()) return gs;
+            return cuda::copy_layouts_async(*r->plan, r->buffer, to, r->peer_mem, r->gpu, *s, r->peer_gpu);
+        });
+        if (st) send_fail(r, st);
+        return;
+    }
+    if (h.direct == 3) {
+        // The receiver's layout is ours: each byte to its own displacement from the receive
+        // buffer, whose byte at displacement h.offset (its lowest of data) the mapping starts at.
+        if (r->plan->cls != UCXDT_PLAN_BLOCK_LIST || r->hdr.layout_hash == 0)
+            return send_fail(r, fail(UCXDT_ERR_UCX, "an RTR for a same-layout copy that the send did not offer"));
+        char *to = at(r->peer_mem, -static_cast<int64_t>(h.offset));
+        const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
+            cuda::DeviceGuard g(r->gpu);
+            if (ucxdt_status_t gs = g.status()) return gs;
+            return cuda::copy_same_layout_async(*r->plan, r->buffer, to, r->gpu, *s);
+        });
+        if (st) send_fail(r, st);
+        return;
+    }
+    // The receiver's contiguous buffer: pack the whole message into it.
+    const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
+        return move_bytes(r, s, r->peer_mem, 0, r->packed, true, r->peer_gpu);
+    });
+    if (st) send_fail(r, st);
+}
+
+void Worker::send_ipc_push(Request *r, int slot, uint64_t offset) {
+    if (r->status != UCXDT_INPROGRESS || r->next_pack >= r->nfrags) return;
+    const int64_t k = r->next_pack++;
+    pack_next(r, k, slot, r->peer_mem + offset, r->peer_gpu);
+}
+
+void Worker::send_ipc_stage(Request *r) {
+    if (r->status != UCXDT_INPROGRESS) return;
+    r->slots = r->dev->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
+    if (r->slots.empty()) {
+        waiting.push_back(r);  // every device slot is in use: try again after progress
+        return;
+    }
+    pack_first(r);
+}
+
+// ---- Receiving ----------------------------------------------------------------------------
+
+bool Worker::recv_start_ipc(Request *r) {
+    if (r->ipc) return true;  // started
+    const auto pi = peers.find(r->hdr.sender_uuid);
+    const PeerInfo p = pi->second;
+    r->ipc = true;
+    if (!ipc_peer(p))
+        return recv_finish(r, fail(UCXDT_ERR_UNSUPPORTED, "the sender chose CUDA IPC, which this worker does not use "
+                                                          "(UCXDT_CUDA_IPC, or no GPU)")),
+               true;
+    if (r->gpu >= 0)
+        if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return recv_finish(r, st), true;
+    if (r->hdr.contig) {
+        // Straight from the sender's buffer.
+        if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
+        // A contiguous receive layout is one cudaMemcpyAsync.
+        const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
+            return move_bytes(r, s, r->peer_mem, 0, r->hdr.packed, false, r->peer_gpu);
+        });
+        if (st) recv_finish(r, st);
+        return true;
+    }
+    AmHeader rtr{};
+    rtr.kind = AmKind::rtr;
+    rtr.sreq_id = r->hdr.sreq_id;
+    rtr.rreq_id = r->id;
+    StridedShape shape{};
+    if (r->dense && r->gpu >= 0 && !cuda::ipc_export(at(r->buffer, r->plan->base), &rtr.ref)) {
+        rtr.direct = 1;
+    } else if (clear_error(), strided_offer(r, &rtr, &shape)) {
+        rtr.direct = 2;
+    } else if (same_layout_offer(r, &rtr)) {
+        rtr.direct = 3;
+    } else {
+        switch (recv_start_push(r)) {
+        case Push::started: return true;
+        case Push::busy: r->ipc = false; return false;  // nothing started: retried from progress
+        case Push::unavailable: break;
+        }
+        if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
+    }
+    if (ucxdt_status_t st = send_am(r->peer, rtr, false, rtr.direct == 2 ? &shape : nullptr)) recv_finish(r, st);
+    return true;
+}
+
+bool Worker::strided_offer(Request *r, AmHeader *rtr, StridedShape *shape) {
+    // The sender copies run by run when both layouts are strided with runs of one length: one
+    // kernel (or 2-D copy) where pack, transfer and unpack would each cost a GPU operation and
+    // its event, which bounds small messages (performance-log.md, run 13).
+    const Plan &p = *r->plan;
+    if (!cfg.ipc_strided || r->gpu < 0 || r->hdr.run_len <= 0 || !shape_fits(p) || p.dims.empty() ||
+        p.block_len != r->hdr.run_len || p.packed_size != r->hdr.packed)
+        return false;
+    int64_t lo = 0, hi = 0;
+    if (!run_span(p, &lo, &hi)) return false;
+    if (!export_covering(at(r->buffer, p.base), lo, hi, &rtr->ref)) return false;  // every run
+    *shape = StridedShape{};
+    shape->block_len = p.block_len;
+    shape->packed = p.packed_size;
+    shape->ndims = static_cast<int32_t>(p.dims.size());
+    for (size_t k = 0; k < p.dims.size(); ++k) shape->dims[k] = {p.dims[k].count, p.dims[k].stride};
+    return true;
+}
+
+bool Worker::same_layout_offer(Request *r, AmHeader *rtr) {
+    // A block list into the same block list (application layouts such as T and WRF's structs of
+    // subarrays, sent and received alike): one kernel, where pack and unpack take two and
+    // stage every byte in between.
+    const Plan &p = *r->plan;
+    if (!cfg.ipc_same_layout || r->gpu < 0 || p.cls != UCXDT_PLAN_BLOCK_LIST || r->hdr.layout_hash == 0 ||
+        r->hdr.layout_hash != p.layout_hash || p.packed_size != r->hdr.packed)
+        return false;
+    if (!export_covering(at(r->buffer, p.data_lo), 0, p.data_hi - p.data_lo, &rtr->ref)) return false;
+    rtr->offset = static_cast<uint64_t>(p.data_lo);
+    return true;
+}
+
+Worker::Push Worker::recv_start_push(Request *r) {
+    // The sender's fragments must fit this worker's slots (UCXDT_IPC_FRAG_SIZE may differ).
+    if (!r->dev || r->hdr.frag > cfg.ipc_frag_max) return Push::unavailable;
+    if (r->dev->allocate()) return clear_error(), Push::unavailable;
+    // Waiting for a slot beats pulling: several receives pulling at once read peer memory in
+    // turn on this GPU's stream, at the slower rate, and measured slower than one at a time.
+    // Slots come back as the receives holding them unpack, which needs nothing from us.
+    r->slots = r->dev->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
+    // Wait only while requests hold slots that will come back; slots retired for a sender that
+    // has not drained yet may not, and then pulling keeps this receive moving.
+    if (r->slots.empty())
+        return r->dev->slots() - r->dev->free_slots() > retired_slots(r->dev) ? Push::busy : Push::unavailable;
+    r->push = true;
+    const std::vector<int> first = r->slots;
+    for (size_t i = 0; i < first.size(); ++i)
+        if (ucxdt_status_t st = recv_grant(r, first[i], i == 0 ? AmKind::rtr : AmKind::ack))
+            return recv_finish(r, st), Push::started;
+    return Push::started;
+}
+
+ucxdt_status_t Worker::recv_grant(Request *r, int slot, AmKind kind) {
+    AmHeader m{};
+    m.kind = kind;
+    m.push = 1;
+    m.sreq_id = r->hdr.sreq_id;
+    m.rreq_id = r->id;
+    m.frag_index = r->next_get++;
+    m.slot = slot;
+    m.offset = static_cast<uint64_t>(r->dev->slot_offset(slot));
+    if (kind == AmKind::rtr) m.ref = r->dev->ref();
+    r->granted.push_back(slot);
+    return send_am(r->peer, m, false);
+}
+
+void Worker::recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset) {
+    if (k < 0 || k >= r->nfrags) return;
+    char *src = nullptr;
+    if (r->push) {
+        const auto g = std::find(r->granted.begin(), r->granted.end(), slot);
+        if (g == r->granted.end()) return;  // not a slot of ours that the sender may fill
+        r->granted.erase(g);
+        src = r->dev->slot(slot);
+    } else {
+        if (!r->peer_mem) return;
+        src = r->peer_mem + offset;
+    }
+    r->remote_slots[k] = slot;
+    GpuOp op{GpuOp::recv_frag};
+    op.frag = k;
+    op.slot = slot;
+    const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
+        return move_bytes(r, s, src, k * r->hdr.frag, r->frag_bytes(k), false, !r->push && r->peer_gpu);
+    });
+    if (st) recv_finish(r, st);
+}
+
+void Worker::recv_on_fin(const AmHeader &h) {
+    if (const auto q = retired.find(h.rreq_id); q != retired.end()) {  // the sender has drained
+        for (int s : q->second.slots) q->second.dev->give(s);
+        retired.erase(q);
+        return;
+    }
+    const auto it = requests.find(h.rreq_id);
+    if (it == requests.end() || it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
+    Request *r = it->second;
+    // Only a failed sender sends FIN to a receive with GPU work of its own; recv_finish
+    // synchronizes the receive's stream on failure. GETs of a host-staged receive still write
+    // its slots: the receive ends when the last of them does (recv_on_get).
+    if (r->gets_in_flight > 0) {
+        if (!r->status_pending) r->status_pending = static_cast<ucxdt_status_t>(h.status);
+        return;
+    }
+    r->granted.clear();  // the sender's GPU work ended before its FIN: our slots are free again
+    recv_finish(r, static_cast<ucxdt_status_t>(h.status));
+}
+
+}  // namespace ucxdt::rndv

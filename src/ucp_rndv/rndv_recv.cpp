@@ -1,0 +1,286 @@
+// The receiving half of the rendezvous (include/ucxdt/ucxdt_ucp.h): checks of the matched
+// message, the GETs, unpacking, and the replies (ACK, ATS) to the sender.
+#include "ucp_rndv/rndv_worker.hpp"
+
+#include "base/address.hpp"
+#include "base/error.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ucxdt::rndv {
+
+namespace {
+
+// Whether the sent signature (of hdr.packed bytes) equals that of the receive type's first
+// hdr.packed bytes: only whole elements can be compared through the signature hash.
+ucxdt_status_t check_signature(const Request *r, const TagHeader &h) {
+    if (h.packed > r->packed) return UCXDT_ERR_TRUNCATED;
+    int64_t size = 0;
+    ucxdt_type_size(r->type, &size);
+    if (size == 0 ? h.packed != 0 : h.packed % size != 0) return UCXDT_ERR_TYPE_MISMATCH;
+    ucxdt_signature_t s{};
+    if (ucxdt_type_signature(r->type, size == 0 ? 0 : h.packed / size, &s) != UCXDT_OK)
+        return UCXDT_ERR_TYPE_MISMATCH;
+    return s.hash == h.sig_hash && s.length == h.sig_length ? UCXDT_OK : UCXDT_ERR_TYPE_MISMATCH;
+}
+
+}  // namespace
+
+bool Worker::recv_matched(Request *r, const Event &e) {
+    r->sender_tag = e.sender_tag;
+    if (e.length < sizeof(TagHeader)) {
+        complete(r, fail(UCXDT_ERR_UCX, "a message without a ucxdt header matched the receive"));
+        return true;
+    }
+    const char *m = wire_data(r);
+    std::memcpy(&r->hdr, m, sizeof r->hdr);
+    const TagHeader &h = r->hdr;
+    if (h.magic != kMagic) {
+        complete(r, fail(UCXDT_ERR_UCX, "a message without a ucxdt header matched the receive"));
+        return true;
+    }
+    const ucxdt_status_t sig = check_signature(r, h);
+    if (h.kind == TagKind::eager) {
+        if (sig) return complete(r, sig), true;
+        if (e.length != sizeof h + static_cast<size_t>(h.packed)) {
+            complete(r, fail(UCXDT_ERR_UCX, "eager message of the wrong length"));
+            return true;
+        }
+        const ucxdt_status_t st = ucxdt_unpack_range(m + sizeof h, 0, h.packed,
+                                                     r->buffer, r->count, r->type);
+        r->packed = h.packed;
+        complete(r, st);
+        return true;
+    }
+    // RTS: keep the slot list and the rkey (or IPC reference); the tagged message goes.
+    r->matched = true;
+    r->status_pending = sig;
+    r->nfrags = h.frag > 0 ? (h.packed + h.frag - 1) / h.frag : 0;
+    if (!sig && !h.ipc && !r->contig && h.frag > cfg.frag)
+        r->status_pending = fail(UCXDT_ERR_UNSUPPORTED, "the sender's fragments (UCXDT_FRAG_SIZE " +
+                                 std::to_string(h.frag) + ") exceed this worker's staging slots");
+    r->remote_slots.assign(static_cast<size_t>(r->nfrags), -1);
+    const char *p = m + sizeof h;
+    if (h.ipc) {
+        if (e.length < sizeof h + sizeof r->peer_ref) {
+            complete(r, fail(UCXDT_ERR_UCX, "an IPC RTS without its reference"));
+            return true;
+        }
+        std::memcpy(&r->peer_ref, p, sizeof r->peer_ref);
+        return recv_advance(r);
+    }
+    for (int i = 0; i < h.initial && i < r->nfrags; ++i) std::memcpy(&r->remote_slots[i], p + i * 4, 4);
+    p += static_cast<size_t>(h.initial) * 4;
+    r->rkey_buf.assign(p, p + h.rkey_len);
+    return recv_advance(r);
+}
+
+// Ends a matched rendezvous: ATS to the sender (its request completes with the same status),
+// then the receive itself.
+void Worker::recv_finish(Request *r, ucxdt_status_t st) {
+    // Failing, our own GPU work on the request must end before its slots and buffer are free.
+    if (st && r->dev) cudaStreamSynchronize(r->dev->stream());
+    if (r->peer_lost || st == UCXDT_ERR_PEER_FAILURE) return complete(r, st);
+    AmHeader ats{};
+    ats.kind = AmKind::ats;
+    ats.status = st;
+    ats.sreq_id = r->hdr.sreq_id;
+    ats.rreq_id = r->id;
+    const ucxdt_status_t sent = send_am(r->peer, ats, false);
+    if (!st) r->packed = r->hdr.packed;
+    complete(r, st ? st : sent);
+}
+
+bool Worker::recv_advance(Request *r) {
+    if (r->status != UCXDT_INPROGRESS) return true;
+    if (!r->peer) {
+        if (failed_peers.count(r->hdr.sender_uuid))
+            return complete(r, fail(UCXDT_ERR_PEER_FAILURE, "the sender failed")), true;
+        const auto it = peers.find(r->hdr.sender_uuid);
+        if (it == peers.end()) return false;  // its HELLO has not arrived yet
+        r->peer = it->second.ep;
+    }
+    if (r->status_pending) return recv_end(r, r->status_pending), true;
+    if (r->hdr.ipc) return recv_start_ipc(r);
+    if (r->hdr.am_frags && !r->rtr_sent && r->hdr.rkey_len > 0 && cfg.host_shm) {
+        // The sender is on this node: read its slots in place if its staging maps here.
+        r->peer_slots = peer_staging.map(r->peer, r->hdr.sender_uuid, r->hdr.remote_addr, r->hdr.staging_bytes,
+                                         r->rkey_buf, r->gpu >= 0);
+        if (r->peer_slots && r->gpu >= 0 && gpu(r->gpu, &r->dev)) clear_error(), r->dev = nullptr;
+    }
+    if (!r->contig && !r->peer_slots && r->slots.empty() && r->frags_done < r->nfrags) {
+        if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))
+            return recv_finish(r, st), true;
+        if (r->slots.empty()) return false;  // staging exhausted: wait
+        r->free_slots = r->slots;
+        stage_on_gpu(r);
+    }
+    if (r->hdr.am_frags) return recv_advance_am(r);
+    if (!r->rkey) {
+        const ucs_status_t us = ucp_ep_rkey_unpack(r->peer, r->rkey_buf.data(), &r->rkey);
+        if (us != UCS_OK) {
+            recv_finish(r, fail(UCXDT_ERR_UCX, std::string("ucp_ep_rkey_unpack: ") + ucs_status_string(us)));
+            return true;
+        }
+    }
+    while (r->next_get < r->nfrags && r->gets_in_flight < cfg.depth) {
+        const int64_t k = r->next_get;
+        if (!r->hdr.contig && r->remote_slots[k] < 0) break;   // not packed by the sender yet
+        if (!r->contig && r->free_slots.empty()) break;
+        int slot = -1;
+        char *local = recv_landing(r, k, &slot);
+        const uint64_t remote = r->hdr.contig ? r->hdr.remote_addr + k * r->hdr.frag
+                                              : r->hdr.remote_addr + r->remote_slots[k] * r->hdr.frag;
+        auto *g = new FragOp{r, Event::get_done, k, slot};
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        p.cb.send = frag_op_done;
+        p.user_data = g;
+        ucs_status_ptr_t s = ucp_get_nbx(r->peer, local, static_cast<size_t>(r->frag_bytes(k)),
+                                         remote, r->rkey, &p);
+        ++r->next_get, ++r->gets_in_flight, ++r->ucp_ops, ++host_frags.get;
+        frag_op_posted(s, g);
+    }
+    return true;
+}
+
+void Worker::recv_on_get(Request *r, const Event &e) {
+    --r->gets_in_flight;
+    if (r->status != UCXDT_INPROGRESS) return;  // ended by the worker's destruction
+    if (e.status != UCS_OK && !r->status_pending) r->status_pending = ucx_error("ucp_get_nbx", e.status);
+    // The fragment is ours now: the sender may refill its slot while we unpack (fragments sent as
+    // active messages free the sender's slot through UCP).
+    if (!r->status_pending && !r->hdr.contig && !r->hdr.am_frags)
+        if (ucxdt_status_t st = acknowledge(r, e.frag, r->remote_slots[e.frag])) r->status_pending = st;
+    if (!r->status_pending && e.slot >= 0) {
+        // Unpacked from our slot (gpu_done then frees it, counts the fragment and goes on).
+        GpuOp op{GpuOp::recv_frag};
+        op.frag = e.frag;
+        op.slot = e.slot;
+        const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
+            return move_bytes(r, s, r->pool->slot(e.slot), e.frag * r->hdr.frag, r->frag_bytes(e.frag), false, false);
+        });
+        if (!st) return;
+        r->status_pending = st;
+    }
+    if (e.slot >= 0) r->free_slots.push_back(e.slot);
+    recv_frag_done(r);
+}
+
+ucxdt_status_t Worker::acknowledge(Request *r, int64_t k, int slot) {
+    AmHeader ack{};
+    ack.kind = AmKind::ack;
+    ack.sreq_id = r->hdr.sreq_id;
+    ack.rreq_id = r->id;
+    ack.frag_index = k;
+    ack.slot = slot;
+    return send_am(r->peer, ack, false);
+}
+
+void Worker::recv_end(Request *r, ucxdt_status_t st) {
+    if (!r->status_pending) r->status_pending = st;
+    if (r->gets_in_flight == 0) recv_finish(r, r->status_pending);
+}
+
+void Worker::recv_frag_done(Request *r) {
+    if (r->status_pending) return recv_end(r, r->status_pending);
+    if (++r->frags_done == r->nfrags) return recv_finish(r, UCXDT_OK);
+    recv_advance(r);
+}
+
+char *Worker::recv_landing(Request *r, int64_t k, int *slot) {
+    if (r->contig) {
+        *slot = -1;
+        return at(r->buffer, r->plan->base + k * r->hdr.frag);
+    }
+    *slot = r->free_slots.back();
+    r->free_slots.pop_back();
+    return r->pool->slot(*slot);
+}
+
+// ---- Fragments as active messages ---------------------------------------------------------
+
+namespace {
+
+void got_am(void *request, ucs_status_t status, size_t, void *user_data) { frag_op_done(request, status, user_data); }
+
+}  // namespace
+
+bool Worker::recv_advance_am(Request *r) {
+    if (!r->rtr_sent) {
+        AmHeader rtr{};
+        rtr.kind = AmKind::rtr;
+        rtr.sreq_id = r->hdr.sreq_id;
+        rtr.rreq_id = r->id;
+        rtr.direct = r->peer_slots ? 1 : 0;
+        if (ucxdt_status_t st = send_am(r->peer, rtr, false)) return recv_finish(r, st), true;
+        r->rtr_sent = true;
+    }
+    if (r->peer_slots) return recv_in_place(r);
+    while (!r->arrived.empty() && (r->contig || !r->free_slots.empty())) {
+        const Request::Arrived f = r->arrived.front();
+        r->arrived.pop_front();
+        if (f.frag < 0 || f.frag >= r->nfrags || static_cast<int64_t>(f.length) != r->frag_bytes(f.frag)) {
+            drop_frag(f.data);
+            return recv_end(r, fail(UCXDT_ERR_UCX, "a fragment of the wrong index or size arrived")), true;
+        }
+        int slot = -1;
+        char *dst = recv_landing(r, f.frag, &slot);
+        auto *g = new FragOp{r, Event::get_done, f.frag, slot};
+        ++r->gets_in_flight, ++r->ucp_ops, ++host_frags.am;
+        if (!f.rndv) {  // eager: UCP's copy of the data, held since the handler
+            std::memcpy(dst, f.data, f.length);
+            drop_frag(f.data);
+            frag_op_done(nullptr, UCS_OK, g);
+            continue;
+        }
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+        p.cb.recv_am = got_am;
+        p.user_data = g;
+        p.memory_type = UCS_MEMORY_TYPE_HOST;
+        const ucs_status_ptr_t s = ucp_am_recv_data_nbx(ucp_worker, f.data, dst, f.length, &p);
+        frag_op_posted(s, g);
+    }
+    return true;
+}
+
+bool Worker::recv_in_place(Request *r) {
+    while (r->next_get < r->nfrags && r->remote_slots[r->next_get] >= 0 && r->gets_in_flight < cfg.depth &&
+           !r->status_pending) {
+        GpuOp op{GpuOp::recv_in_place};
+        op.frag = r->next_get++;
+        op.slot = r->remote_slots[op.frag];
+        if ((op.slot + int64_t{1}) * r->hdr.frag > r->hdr.staging_bytes)
+            return recv_end(r, fail(UCXDT_ERR_UCX, "a fragment announced outside the sender's staging")), true;
+        char *src = r->peer_slots + op.slot * r->hdr.frag;
+        ++r->gets_in_flight, ++host_frags.in_place;
+        // On the GPU's stream for a GPU layout, else now by the CPU; the ACK follows (gpu_done).
+        const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
+            return move_bytes(r, s, src, op.frag * r->hdr.frag, r->frag_bytes(op.frag), false, false);
+        });
+        if (st) --r->gets_in_flight, recv_end(r, st);
+    }
+    return true;
+}
+
+void Worker::recv_on_frag(const Event &e) {
+    const auto it = requests.find(e.am.rreq_id);
+    Request *r = it == requests.end() ? nullptr : it->second;
+    if (!r || r->is_send || r->status != UCXDT_INPROGRESS || !r->hdr.am_frags || r->status_pending)
+        return drop_frag(e.data);  // for a receive that ended or is ending
+    r->arrived.push_back(Request::Arrived{e.am.frag_index, e.data, e.length, e.rndv});
+    recv_advance(r);
+}
+
+void Worker::recv_on_ready(const AmHeader &h) {
+    const auto it = requests.find(h.rreq_id);
+    if (it == requests.end() || it->second->is_send || it->second->status != UCXDT_INPROGRESS) return;
+    Request *r = it->second;
+    if (r->ipc) return recv_ipc_frag(r, h.frag_index, h.slot, h.offset);
+    if (h.frag_index >= 0 && h.frag_index < r->nfrags) r->remote_slots[h.frag_index] = h.slot;
+    recv_advance(r);
+}
+
+}  // namespace ucxdt::rndv

@@ -1,0 +1,264 @@
+// The sending half of the rendezvous (include/ucxdt/ucxdt_ucp.h): the RTS, the staging ring of a
+// non-contiguous sender, and the replies (ACK, ATS) that move it on.
+#include "ucp_rndv/rndv_worker.hpp"
+
+#include "base/address.hpp"
+#include "base/error.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace ucxdt::rndv {
+
+namespace {
+
+void tag_sent(void *request, ucs_status_t status, void *user_data) {
+    auto *r = static_cast<Request *>(user_data);
+    Event e;
+    e.kind = Event::tag_send_done;
+    e.req = r;
+    e.status = status;
+    r->worker->events.push_back(e);
+    ucp_request_free(request);
+}
+
+}  // namespace
+
+/// Sends r's tagged message (wire_alloc) with the user's tag; completion arrives as a
+/// tag_send_done event.
+ucxdt_status_t send_tagged(Request *r) {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = tag_sent;
+    p.user_data = r;
+    r->tagged_at = std::chrono::steady_clock::now();
+    ucs_status_ptr_t s = ucp_tag_send_nbx(r->ep->ucp_ep, r->worker->wire_data(r), r->wire_len, r->tag, &p);
+    if (UCS_PTR_IS_ERR(s)) return Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(s));
+    ++r->ucp_ops;
+    if (s == nullptr) {  // done at once: the same path as the callback
+        Event e;
+        e.kind = Event::tag_send_done;
+        e.req = r;
+        r->worker->events.push_back(e);
+    }
+    return UCXDT_OK;
+}
+
+namespace {
+
+// Packs fragment k of r into `dst` (`peer`: another GPU's memory): on stream *s, or
+// synchronously without one.
+ucxdt_status_t pack_frag(Request *r, const cudaStream_t *s, int64_t k, char *dst, bool peer) {
+    return move_bytes(r, s, dst, k * r->hdr.frag, r->frag_bytes(k), true, peer);
+}
+
+// Writes r's RTS into its tagged message: the header, then the slots of the first fragments,
+// then the packed rkey (rndv_wire.hpp).
+void write_rts(Worker *w, Request *r, const std::vector<int32_t> &initial, const std::vector<char> &rkey) {
+    TagHeader &h = r->hdr;
+    h.initial = static_cast<int32_t>(initial.size());
+    h.rkey_len = static_cast<uint32_t>(rkey.size());
+    const size_t slots_len = initial.size() * sizeof(int32_t);
+    char *m = w->wire_alloc(r, sizeof h + slots_len + rkey.size());
+    std::memcpy(m, &h, sizeof h);
+    if (!initial.empty()) std::memcpy(m + sizeof h, initial.data(), slots_len);
+    if (!rkey.empty()) std::memcpy(m + sizeof h + slots_len, rkey.data(), rkey.size());
+}
+
+}  // namespace
+
+void Worker::send_start(Request *r) {
+    if (send_start_ipc(r)) return;
+    TagHeader &h = r->hdr;
+    h.kind = TagKind::rts;
+    h.frag = cfg.frag;
+    h.contig = r->contig ? 1 : 0;
+    r->nfrags = (r->packed + cfg.frag - 1) / cfg.frag;
+    if (!r->contig) {
+        if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))
+            return complete(r, st);
+        if (r->slots.empty()) {
+            waiting.push_back(r);  // every slot is in use: try again after progress
+            return;
+        }
+    }
+    if (cfg.host_am) {
+        // The RTS goes now, with neither slots nor rkey; the fragments go as active messages once
+        // the receiver's RTR names its request: straight from a contiguous buffer, else each from
+        // its slot as soon as it is packed (the first ones meanwhile).
+        h.am_frags = 1;
+        // A receiver on this node may map our staging and read the slots in place.
+        const bool offer = cfg.host_shm && !r->contig && r->ep->peer_known && r->ep->peer.node == node;
+        if (offer) {
+            h.remote_addr = reinterpret_cast<uint64_t>(r->pool->base());
+            h.staging_bytes = r->pool->bytes();
+        }
+        const std::vector<char> no_rkey;
+        write_rts(this, r, {}, offer ? r->pool->rkey() : no_rkey);
+        if (ucxdt_status_t st = send_tagged(r)) return complete(r, st);
+        if (r->contig) return;
+        stage_on_gpu(r);
+        return pack_first(r);
+    }
+    std::vector<char> rkey;
+    std::vector<int32_t> initial;
+    if (r->contig) {
+        ucp_mem_map_params_t mp{};
+        mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+        mp.address = at(r->buffer, r->plan->base);
+        mp.length = static_cast<size_t>(r->packed);
+        void *rk = nullptr;
+        size_t rk_len = 0;
+        ucs_status_t us = ucp_mem_map(ucp_context, &mp, &r->memh);
+        if (us == UCS_OK) us = ucp_rkey_pack(ucp_context, r->memh, &rk, &rk_len);
+        if (us != UCS_OK)
+            return complete(r, fail(UCXDT_ERR_UCX, std::string("registering the send buffer: ") + ucs_status_string(us)));
+        rkey.assign(static_cast<char *>(rk), static_cast<char *>(rk) + rk_len);
+        ucp_rkey_buffer_release(rk);
+        h.remote_addr = reinterpret_cast<uint64_t>(mp.address);
+    } else {
+        initial.assign(r->slots.begin(), r->slots.end());
+        r->next_pack = static_cast<int64_t>(r->slots.size());
+        rkey = r->pool->rkey();
+        h.remote_addr = reinterpret_cast<uint64_t>(r->pool->base());
+    }
+    write_rts(this, r, initial, rkey);
+    if (initial.empty()) {
+        if (ucxdt_status_t st = send_tagged(r)) complete(r, st);
+        return;
+    }
+    // The RTS goes once the fragments it names are packed (gpu_done): on the GPU's stream, the
+    // CPU goes on progressing other requests meanwhile.
+    stage_on_gpu(r);
+    const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_rts}, [&](const cudaStream_t *s) {
+        for (size_t i = 0; i < initial.size(); ++i)
+            if (ucxdt_status_t ps = pack_frag(r, s, static_cast<int64_t>(i), r->slot_mem(initial[i]), false))
+                return ps;
+        return UCXDT_OK;
+    });
+    if (st) send_fail(r, st);
+}
+
+void Worker::stage_on_gpu(Request *r) {
+    if (r->dev || r->gpu < 0 || !r->pool || !r->pool->page_locked()) return;
+    if (gpu(r->gpu, &r->dev)) clear_error();  // staged synchronously then
+}
+
+void Worker::send_on_am(const AmHeader &h) {
+    const auto it = requests.find(h.sreq_id);
+    if (it == requests.end() || !it->second->is_send || it->second->status != UCXDT_INPROGRESS)
+        return;  // a late reply to a request that already ended
+    Request *r = it->second;
+    if (h.kind == AmKind::ats) {
+        // Our GPU work may still read the user's buffer and write our staging or (push) the
+        // receiver's slots: send_fail waits for it, then FIN lets the receiver reuse its slots.
+        if (h.status != UCXDT_OK && (r->ipc || r->dev)) {
+            r->rreq_id = h.rreq_id;
+            return send_fail(r, static_cast<ucxdt_status_t>(h.status));
+        }
+        return complete(r, static_cast<ucxdt_status_t>(h.status));
+    }
+    r->rreq_id = h.rreq_id;
+    if (h.push) {  // a grant: pack the next fragment into the receiver's slot
+        if (!r->push) r->grants.emplace_back(h.slot, h.offset);  // before the RTR that maps it
+        else send_ipc_push(r, h.slot, h.offset);
+        return;
+    }
+    // ACK: the receiver has fetched fragment h.frag_index from slot h.slot.
+    refill(r, h.slot);
+}
+
+void Worker::pack_next(Request *r, int64_t k, int slot, char *dst, bool peer) {
+    GpuOp op{GpuOp::send_frag};
+    op.frag = k;
+    op.slot = slot;
+    if (ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) { return pack_frag(r, s, k, dst, peer); }))
+        send_fail(r, st);
+}
+
+void Worker::pack_first(Request *r) {
+    r->next_pack = static_cast<int64_t>(r->slots.size());
+    const std::vector<int> first = r->slots;
+    for (size_t i = 0; i < first.size() && r->status == UCXDT_INPROGRESS; ++i)
+        pack_next(r, static_cast<int64_t>(i), first[i], r->slot_mem(first[i]));
+}
+
+void Worker::refill(Request *r, int slot) {
+    if (r->next_pack < r->nfrags) {
+        const int64_t k = r->next_pack++;
+        return pack_next(r, k, slot, r->slot_mem(slot));  // READY or FRAG follows from gpu_done
+    }
+    r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), slot), r->slots.end());
+    r->give_slot(slot);
+}
+
+// ---- Fragments as active messages ---------------------------------------------------------
+
+void Worker::send_host_frag(Request *r, int64_t k, int slot) {
+    auto *m = new FragOp{r, Event::frag_sent, k, slot};
+    m->h.kind = AmKind::frag;
+    m->h.sreq_id = r->id;
+    m->h.rreq_id = r->rreq_id;
+    m->h.frag_index = k;
+    m->h.slot = slot;
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+    p.cb.send = frag_op_done;
+    p.user_data = m;
+    p.memory_type = UCS_MEMORY_TYPE_HOST;
+    ++r->ucp_ops;
+    r->am_sending.push_back(slot);
+    const char *src = slot >= 0 ? r->pool->slot(slot) : at(r->buffer, r->plan->base + k * r->hdr.frag);
+    // UCP picks the protocol (eager, or its rendezvous over whatever RMA the transport has): a
+    // GET of our memory would be emulated where the transport has no GET (UCX 1.13's tcp).
+    const ucs_status_ptr_t s = ucp_am_send_nbx(r->ep->ucp_ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h, src,
+                                               static_cast<size_t>(r->frag_bytes(k)), &p);
+    frag_op_posted(s, m);
+}
+
+void Worker::send_contig_frags(Request *r) {
+    while (r->status == UCXDT_INPROGRESS && r->next_pack < r->nfrags &&
+           static_cast<int>(r->am_sending.size()) < cfg.depth)
+        send_host_frag(r, r->next_pack++, -1);
+}
+
+void Worker::send_on_frag_sent(const Event &e) {
+    Request *r = e.req;
+    const auto it = std::find(r->am_sending.begin(), r->am_sending.end(), e.slot);
+    if (it != r->am_sending.end()) r->am_sending.erase(it);
+    if (r->status != UCXDT_INPROGRESS) {
+        // The send ended while UCP still read this slot, which complete() therefore kept back.
+        if (e.slot >= 0) r->give_slot(e.slot);
+        return;
+    }
+    if (e.status != UCS_OK) return send_fail(r, ucx_error("ucp_am_send_nbx", e.status));
+    if (e.slot >= 0) return refill(r, e.slot);
+    send_contig_frags(r);
+}
+
+void Worker::send_on_host_rtr(Request *r, const AmHeader &rtr) {
+    r->rreq_id = rtr.rreq_id;
+    r->in_place = rtr.direct == 1;
+    if (r->contig) return send_contig_frags(r);
+    for (const auto &[k, slot] : std::exchange(r->packed_frags, {})) {
+        if (!r->in_place) {
+            send_host_frag(r, k, slot);
+        } else if (ucxdt_status_t st = announce(r, k, slot, 0)) {
+            return send_fail(r, st);
+        }
+    }
+}
+
+ucxdt_status_t Worker::announce(Request *r, int64_t k, int slot, uint64_t offset) {
+    AmHeader m{};
+    m.kind = AmKind::ready;
+    m.sreq_id = r->id;
+    m.rreq_id = r->rreq_id;
+    m.frag_index = k;
+    m.slot = slot;
+    m.offset = offset;
+    return send_am(r->ep->ucp_ep, m, false);
+}
+
+}  // namespace ucxdt::rndv

@@ -1,0 +1,322 @@
+#include "ucp_rndv/rndv_worker.hpp"
+
+#include "base/error.hpp"
+
+#include <fstream>
+#include <new>
+#include <string>
+
+#include <unistd.h>
+
+namespace ucxdt::rndv {
+
+uint64_t node_identity() {
+    std::string id;
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    id += host;
+    if (std::ifstream boot("/proc/sys/kernel/random/boot_id"); boot) {
+        std::string b;
+        std::getline(boot, b);
+        id += "|" + b;
+    }
+    char ns[128] = {};
+    if (readlink("/proc/self/ns/net", ns, sizeof ns - 1) > 0) id += std::string("|") + ns;
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+
+size_t landing_bytes(const Config &c) {
+    const int64_t rts = kMaxRkeyBytes + 4 * static_cast<int64_t>(c.depth);
+    return (sizeof(TagHeader) + static_cast<size_t>(std::max(c.eager, rts)) + 63) / 64 * 64;
+}
+
+char *Worker::wire_alloc(Request *r, size_t bytes) {
+    r->wire_len = bytes;
+    if (r->gpu >= 0 && bytes <= landing_bytes(cfg)) {
+        if (!wire_pool && !wire_pool_failed) {
+            StagingPool *made = nullptr;
+            if (StagingPool::create(ucp_context, cfg.slots, static_cast<int64_t>(landing_bytes(cfg)), r->gpu, &made))
+                wire_pool_failed = true, clear_error();  // pageable buffers then
+            else
+                wire_pool.reset(made);
+        }
+        if (wire_pool)
+            if (const std::vector<int> s = wire_pool->take(1); !s.empty()) {
+                r->wire_slot = s[0];
+                return wire_pool->slot(s[0]);
+            }
+    }
+    r->wire.resize(bytes);
+    return r->wire.data();
+}
+
+void Worker::wire_free(Request *r) {
+    if (r->wire_slot >= 0) wire_pool->give(r->wire_slot), r->wire_slot = -1;
+    r->wire.clear(), r->wire.shrink_to_fit();
+}
+
+ucxdt_status_t Worker::take_slots(Request *r, int want) {
+    auto &p = pools[r->is_send ? 0 : 1];
+    if (!p) {
+        StagingPool *made = nullptr;
+        if (ucxdt_status_t st = StagingPool::create(ucp_context, cfg.slots, cfg.frag, r->gpu, &made)) return st;
+        p.reset(made);
+    }
+    r->pool = p.get();
+    r->slots = p->take(want);
+    return UCXDT_OK;
+}
+
+Request *Worker::new_request(bool is_send, const ucxdt_request_param_t *param) {
+    auto *r = new Request;
+    r->worker = this;
+    r->is_send = is_send;
+    r->id = next_id++;
+    if (param) r->param = *param;
+    requests[r->id] = r;
+    return r;
+}
+
+void Worker::complete(Request *r, ucxdt_status_t status) {
+    if (r->status != UCXDT_INPROGRESS) return;
+    r->status = status;
+    if (r->memh) ucp_mem_unmap(ucp_context, r->memh), r->memh = nullptr;
+    if (r->rkey) ucp_rkey_destroy(r->rkey), r->rkey = nullptr;
+    if (!r->granted.empty()) {  // push, failed: the sender may still write these slots
+        for (int s : r->granted) r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), s), r->slots.end());
+        retired[r->id] = Retired{r->dev, std::move(r->granted), r->hdr.sender_uuid};
+        r->granted.clear();
+    }
+    // Slots that UCP still sends from go back when it completes (send_on_frag_sent).
+    for (int s : r->slots)
+        if (std::find(r->am_sending.begin(), r->am_sending.end(), s) == r->am_sending.end()) r->give_slot(s);
+    r->slots.clear();
+    if (r->peer_mem) imports->unmap(r->peer_uuid, r->peer_ref, r->map_device), r->peer_mem = nullptr;
+    r->free_slots.clear();
+    for (const Request::Arrived &f : r->arrived) drop_frag(f.data);
+    r->arrived.clear();
+    if (r->type) ucxdt_type_free(&r->type);
+    // The tagged message stays while UCP may still use it (wire_free).
+    waiting.erase(std::remove(waiting.begin(), waiting.end(), r), waiting.end());
+    r->callback_due = true;
+    completed.push_back(r);
+}
+
+void Worker::give_back_retired(uint64_t sender) {
+    for (auto it = retired.begin(); it != retired.end();) {
+        if (it->second.sender != sender) {
+            ++it;
+            continue;
+        }
+        for (int s : it->second.slots) it->second.dev->give(s);
+        it = retired.erase(it);
+    }
+}
+
+int Worker::retired_slots(const cuda::DeviceStaging *dev) const {
+    int n = 0;
+    for (const auto &[id, q] : retired)
+        if (q.dev == dev) n += static_cast<int>(q.slots.size());
+    return n;
+}
+
+void Worker::release(Request *r) {
+    r->user_freed = true;
+    if (r->status == UCXDT_INPROGRESS || r->callback_due || r->ucp_ops > 0) return;
+    wire_free(r);  // a message that never reached UCP
+    requests.erase(r->id);
+    delete r;
+}
+
+ucxdt_status_t Worker::ucx_error(const char *what, ucs_status_t us) {
+    const bool peer = us == UCS_ERR_CONNECTION_RESET || us == UCS_ERR_ENDPOINT_TIMEOUT ||
+                      us == UCS_ERR_UNREACHABLE || us == UCS_ERR_REJECTED;
+    return fail(peer ? UCXDT_ERR_PEER_FAILURE : UCXDT_ERR_UCX, std::string(what) + ": " + ucs_status_string(us));
+}
+
+void Worker::peer_failed(ucp_ep_h ep) {
+    std::vector<uint64_t> lost;  // the workers behind ep
+    for (auto it = peers.begin(); it != peers.end();) {
+        if (it->second.ep == ep) lost.push_back(it->first), it = peers.erase(it);
+        else ++it;
+    }
+    for (auto &[id, e] : eps)
+        if (e->ucp_ep == ep && e->peer_known) lost.push_back(e->peer_uuid);
+    failed_peers.insert(lost.begin(), lost.end());
+    // Their memory is unmapped once no GPU work of ours can still touch it.
+    if (!lost.empty())
+        for (auto &[device, g] : gpus) cudaStreamSynchronize(g->stream());
+    for (uint64_t uuid : lost) imports->forget_peer(uuid), peer_staging.forget(uuid);
+    std::vector<Request *> hit;
+    for (auto &[id, r] : requests) {
+        if (r->status != UCXDT_INPROGRESS) continue;
+        const bool mine = r->is_send ? r->ep && r->ep->ucp_ep == ep
+                                     : r->matched && (r->peer == ep || failed_peers.count(r->hdr.sender_uuid));
+        if (mine) hit.push_back(r);
+    }
+    for (Request *r : hit) {
+        r->peer_lost = true;
+        if (r->is_send || r->gets_in_flight == 0) complete(r, fail(UCXDT_ERR_PEER_FAILURE, "the peer failed"));
+        else if (!r->status_pending) r->status_pending = fail(UCXDT_ERR_PEER_FAILURE, "the peer failed");
+    }
+    for (uint64_t uuid : lost) give_back_retired(uuid);
+}
+
+void frag_op_done(void *request, ucs_status_t status, void *user_data) {
+    auto *f = static_cast<FragOp *>(user_data);
+    Event e;
+    e.kind = f->kind;
+    e.req = f->r;
+    e.status = status;
+    e.frag = f->frag;
+    e.slot = f->slot;
+    f->r->worker->events.push_back(e);
+    delete f;
+    if (request) ucp_request_free(request);
+}
+
+void frag_op_posted(ucs_status_ptr_t s, FragOp *op) {
+    if (s == nullptr) frag_op_done(nullptr, UCS_OK, op);
+    else if (UCS_PTR_IS_ERR(s)) frag_op_done(nullptr, UCS_PTR_STATUS(s), op);
+}
+
+namespace {
+
+struct AmSend {
+    AmHeader h;
+    StridedShape shape;
+};
+
+void am_sent(void *request, ucs_status_t, void *user_data) {
+    delete static_cast<AmSend *>(user_data);
+    ucp_request_free(request);
+}
+
+}  // namespace
+
+ucxdt_status_t Worker::send_am(ucp_ep_h ep, const AmHeader &h, bool reply, const StridedShape *shape) {
+    auto *m = new AmSend{h, shape ? *shape : StridedShape{}};
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                     UCP_OP_ATTR_FIELD_FLAGS;
+    p.cb.send = am_sent;
+    p.user_data = m;
+    p.flags = reply ? UCP_AM_SEND_FLAG_REPLY : 0;
+    // The handler reads a shape in place: it must not go by rendezvous (UCX_RNDV_THRESH may be
+    // below its size).
+    if (shape) p.flags |= UCP_AM_SEND_FLAG_EAGER;
+    // The header must live until the send completes (UCX 1.13 has no COPY_HEADER flag).
+    ucs_status_ptr_t s = ucp_am_send_nbx(ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h, shape ? &m->shape : nullptr,
+                                         shape ? sizeof m->shape : 0, &p);
+    if (s == nullptr) {
+        delete m;
+        return UCXDT_OK;
+    }
+    if (UCS_PTR_IS_ERR(s)) {
+        delete m;
+        return ucx_error("ucp_am_send_nbx", UCS_PTR_STATUS(s));
+    }
+    return UCXDT_OK;
+}
+
+AmHeader Worker::hello(AmKind kind) const {
+    AmHeader h{};
+    h.kind = kind;
+    h.uuid = uuid;
+    h.node = node;
+    h.pid = pid;
+    h.ipc = cfg.ipc ? 1 : 0;
+    return h;
+}
+
+unsigned Worker::progress() {
+    unsigned n = ucp_worker_progress(ucp_worker);
+    n += poll_gpu();
+    while (!events.empty()) {
+        const Event e = events.front();
+        events.pop_front();
+        ++n;
+        if (e.req) op_done(e.req);
+        switch (e.kind) {
+        case Event::tag_send_done:
+            wire_free(e.req);
+            if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_send_nbx", e.status));
+            else if (e.req->hdr.kind == TagKind::eager) complete(e.req, UCXDT_OK);
+            break;
+        case Event::tag_recv_done:
+            if (e.req->status != UCXDT_INPROGRESS) {}  // destroyed meanwhile
+            else if (e.status == UCS_ERR_CANCELED) complete(e.req, UCXDT_ERR_CANCELED);
+            else if (e.status == UCS_ERR_MESSAGE_TRUNCATED) complete(e.req, UCXDT_ERR_TRUNCATED);
+            else if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_recv_nbx", e.status));
+            else if (!recv_matched(e.req, e))
+                waiting.push_back(e.req);
+            wire_free(e.req);  // UCP is done with it, and what the RTS carried is copied out
+            break;
+        case Event::get_done:
+            recv_on_get(e.req, e);
+            break;
+        case Event::frag_arrived:
+            recv_on_frag(e);
+            break;
+        case Event::frag_sent:
+            send_on_frag_sent(e);
+            break;
+        case Event::peer_failed:
+            peer_failed(e.reply_ep);
+            break;
+        case Event::am_message:
+            switch (e.am.kind) {
+            case AmKind::hello: {
+                peers[e.am.uuid] = PeerInfo{e.reply_ep, e.am.node, e.am.pid, e.am.ipc != 0};
+                AmHeader reply = hello(AmKind::hello_reply);
+                reply.ep_id = e.am.ep_id;
+                send_am(e.reply_ep, reply, false);
+                break;
+            }
+            case AmKind::hello_reply:
+                if (const auto it = eps.find(e.am.ep_id); it != eps.end()) {
+                    Ep *ep = it->second;
+                    ep->peer = PeerInfo{ep->ucp_ep, e.am.node, e.am.pid, e.am.ipc != 0};
+                    ep->peer_uuid = e.am.uuid;
+                    ep->peer_known = true;
+                }
+                break;
+            case AmKind::ready: recv_on_ready(e.am); break;
+            case AmKind::ack:
+            case AmKind::ats: send_on_am(e.am); break;
+            case AmKind::rtr: send_on_rtr(e); break;
+            case AmKind::fin: recv_on_fin(e.am); break;
+            case AmKind::frag: break;  // queued by the handler as frag_arrived instead
+            }
+            break;
+        }
+        if (e.req && e.req->user_freed) release(e.req);  // maybe its last UCP operation
+    }
+    // Requests that waited for staging or for their peer's HELLO.
+    for (size_t k = waiting.size(); k > 0 && !waiting.empty(); --k) {
+        Request *r = waiting.front();
+        waiting.pop_front();
+        if (r->is_send) r->ipc ? send_ipc_stage(r) : send_start(r);
+        else if (!recv_advance(r)) waiting.push_back(r);
+        ++n;
+    }
+    std::vector<Request *> done;
+    done.swap(completed);
+    for (Request *r : done) {
+        if (r->param.field_mask & UCXDT_REQUEST_PARAM_FIELD_CALLBACK) {
+            void *ud = (r->param.field_mask & UCXDT_REQUEST_PARAM_FIELD_USER_DATA) ? r->param.user_data : nullptr;
+            if (r->is_send) {
+                if (r->param.cb.send) r->param.cb.send(r, static_cast<ucxdt_status_t>(r->status), ud);
+            } else if (r->param.cb.recv) {
+                r->param.cb.recv(r, static_cast<ucxdt_status_t>(r->status), r->packed, r->sender_tag, ud);
+            }
+        }
+        r->callback_due = false;
+        if (r->user_freed) release(r);
+    }
+    return n;
+}
+
+}  // namespace ucxdt::rndv

@@ -1,0 +1,379 @@
+// The ucxdt worker of include/ucxdt/ucxdt_ucp.h: requests, endpoints, the staging pools, and
+// the event queue through which UCP's callbacks (which run inside ucp_worker_progress) hand
+// their work to ucxdt_worker_progress, so that the protocol never re-enters UCP from a callback.
+#pragma once
+
+#include "ucp_rndv/peer_staging.hpp"
+#include "ucp_dt/plan.hpp"
+#include "ucp_rndv/rndv_wire.hpp"
+#include "ucp_rndv/staging_pool.hpp"
+#include "uct_cuda/device_staging.hpp"
+#include "uct_cuda/ipc.hpp"
+
+#include <ucxdt/ucxdt_ucp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace ucxdt::rndv {
+
+struct Config {
+    int64_t eager = 8192;
+    int64_t frag = 1 << 20;
+    int depth = 4;
+    int slots = 16;
+    bool ipc = true;                 // UCXDT_CUDA_IPC
+    int64_t ipc_frag_max = 32 << 20;  // UCXDT_IPC_FRAG_SIZE: largest fragment (device staging slot)
+    bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
+    bool ipc_same_layout = true;      // UCXDT_IPC_SAME_LAYOUT_COPY: a block list into the same
+                                      // block list, each byte to its own displacement
+    bool host_am = true;              // UCXDT_HOST_FRAGS=am: a staged sender sends its fragments
+                                      // as active messages (get: the receiver GETs them)
+    bool host_shm = true;             // UCXDT_HOST_SHM: a receiver on the sender's node unpacks
+                                      // from the sender's slots in place when it can map them
+};
+
+/// Bytes a posted receive reserves for the tagged message: an eager message, or the largest RTS
+/// (an rkey and the initial slot list, or an IPC reference).
+size_t landing_bytes(const Config &c);
+
+struct Worker;
+struct Ep;
+
+/// This node, as far as CUDA IPC is concerned: a hash of the host name, the boot ID and the
+/// network namespace (so that processes in separate namespaces stand in for separate nodes).
+uint64_t node_identity();
+
+/// One send or receive. Owned by the worker until both completed and freed by the user.
+struct Request {
+    Worker *worker = nullptr;
+    bool is_send = false;
+    uint64_t id = 0;
+    int status = UCXDT_INPROGRESS;
+    bool user_freed = false, callback_due = false;
+    int ucp_ops = 0;         // UCP operations and GPU work naming this request: it lives until they end
+    bool peer_lost = false;  // its peer failed: nothing more is sent to it
+    ucxdt_request_param_t param{};
+
+    // The user's data.
+    char *buffer = nullptr;
+    int64_t count = 0;
+    ucxdt_type_t type = UCXDT_TYPE_NULL;  // a dup, released at completion
+    PlanPtr plan;
+    bool contig = false;  // the buffer is the packed stream, and UCP may GET to or from it
+    bool dense = false;   // the buffer is the packed stream (host or GPU)
+    int gpu = -1;         // the GPU of the layout, -1 for host memory
+    int64_t packed = 0;   // send: bytes sent; receive: capacity, then bytes received
+    StagingPool *pool = nullptr;  // the worker's pool of this request's role, once slots are held
+    cuda::DeviceStaging *dev = nullptr;  // the stream of `gpu` for GPU work of the rendezvous
+                                         // (IPC path, or host staging of a GPU layout) and, for
+                                         // an IPC send, its device slots
+    std::vector<int> slots;       // staging slots held (send: filled or being refilled), in
+                                  // the device staging when the request is on the IPC path
+    int64_t nfrags = 0;           // fragments of the rendezvous (both sides)
+
+    // The tagged message (eager data or RTS): sent from or received into `wire`, or, for a GPU
+    // layout, slot `wire_slot` of the worker's page-locked wire pool, which the GPU packs into
+    // and unpacks out of with zero copy (pageable memory costs a staged copy each way). Kept
+    // until UCP's operation on it ends.
+    std::vector<char> wire;
+    int wire_slot = -1;
+    size_t wire_len = 0;
+
+    // Send.
+    Ep *ep = nullptr;
+    ucp_tag_t tag = 0;
+    std::chrono::steady_clock::time_point tagged_at;  // when the RTS (or eager message) was posted
+    ucp_mem_h memh = nullptr;              // contiguous rendezvous: the user's buffer
+    int64_t next_pack = 0;                 // next fragment to pack
+    uint64_t rreq_id = 0;                  // the receiver's request, from its first ACK or (am_frags)
+                                           // its RTR, after which fragments may go
+    std::vector<std::pair<int64_t, int>> packed_frags;  // am_frags: (fragment, slot) packed before it
+    std::vector<int> am_sending;  // am_frags: slots of the fragments under ucp_am_send_nbx (-1: from
+                                  // the user's contiguous buffer); UCP reads them until it completes
+    bool in_place = false;        // am_frags: the receiver reads our slots in place (its RTR said
+                                  // so): each fragment is announced with READY and freed by ACK
+
+    // CUDA IPC path (both sides).
+    bool ipc = false;
+    cuda::IpcRef peer_ref{};       // the peer memory mapped for this request
+    char *peer_mem = nullptr;      // ... at this local address (sender data, its staging, or
+                                   // the receiver's buffer)
+    int map_device = -1;
+    uint64_t peer_uuid = 0;
+    bool peer_gpu = false;         // peer_mem is on another GPU (transfers cross the link)
+    // Push (neither layout contiguous): the sender packs each fragment over NVLink straight into
+    // a slot of the receiver's device staging that the receiver granted (RTR, then ACKs), and
+    // the receiver unpacks it from local memory. Kernels write peer memory faster than they
+    // read it, so the slow stage runs at the copy engines' rate.
+    bool push = false;
+    std::vector<std::pair<int32_t, uint64_t>> grants;  // send: (slot, offset) granted before the RTR
+    std::vector<int> granted;  // receive: slots granted whose READY has not come; the sender may be
+                               // writing them, so they are retired, not reused, if the receive fails
+
+    // Receive.
+    ucp_tag_t tag_mask = 0, sender_tag = 0;
+    void *ucp_req = nullptr;               // the posted ucp_tag_recv_nbx, until it completes
+    bool ucp_done = false;
+    TagHeader hdr{};                       // the matched RTS
+    std::vector<int32_t> remote_slots;     // sender slot of each announced fragment (-1: not yet)
+    ucp_ep_h peer = nullptr;
+    ucp_rkey_h rkey = nullptr;
+    std::vector<char> rkey_buf;            // the sender's packed rkey
+    std::vector<int> free_slots;           // held slots not under a GET
+    int64_t next_get = 0, gets_in_flight = 0, frags_done = 0;  // next_get, push: fragments granted
+    bool matched = false;
+    bool rtr_sent = false;                 // am_frags: the sender may send the fragments
+    char *peer_slots = nullptr;            // am_frags: the sender's staging mapped here (PeerStaging):
+                                           // fragments are unpacked from its slots in place
+    // am_frags: fragments that arrived before a slot was free for them, with UCP's data or
+    // rendezvous descriptor (held until ucp_am_recv_data_nbx or ucp_am_data_release)
+    struct Arrived {
+        int64_t frag;
+        void *data;
+        size_t length;
+        bool rndv;
+    };
+    std::deque<Arrived> arrived;
+    ucxdt_status_t status_pending = UCXDT_OK;  // the end is decided; waiting for GETs in flight
+
+    /// Returns one of r's slots to where it came from: the device staging of a send on the IPC
+    /// path (only sends hold slots there), else the host pool.
+    void give_slot(int s) { ipc ? dev->give(s) : pool->give(s); }
+    /// The memory of one of r's slots, by the same rule.
+    char *slot_mem(int s) const { return ipc ? dev->slot(s) : pool->slot(s); }
+
+    /// Bytes of fragment k (hdr.packed is the message size on both sides).
+    int64_t frag_bytes(int64_t k) const { return std::min(hdr.frag, hdr.packed - k * hdr.frag); }
+};
+
+/// GPU work of a rendezvous (the IPC path, or host staging of a GPU layout), polled in
+/// ucxdt_worker_progress (an event of the request's stream; none when the work ran synchronously).
+struct GpuOp {
+    enum Kind { recv_all, recv_frag, recv_in_place, send_rts, send_frag, send_all } kind;
+    Request *req = nullptr;
+    cuda::DeviceStaging *dev = nullptr;  // whose stream and event
+    cudaEvent_t event = nullptr;
+    int64_t frag = -1;
+    int slot = -1;
+};
+
+/// Events from UCP callbacks, handled in ucxdt_worker_progress.
+struct Event {
+    enum Kind { tag_recv_done, tag_send_done, get_done, am_message, peer_failed, frag_arrived, frag_sent } kind;
+    Request *req = nullptr;
+    ucs_status_t status = UCS_OK;
+    size_t length = 0;          // tag_recv_done: bytes received
+    ucp_tag_t sender_tag = 0;
+    int64_t frag = -1;          // get_done, frag_sent
+    int slot = -1;              // get_done: local slot, -1 into the user buffer; frag_sent: its slot
+    void *data = nullptr;       // frag_arrived: UCP's data (length bytes) or rendezvous descriptor
+    bool rndv = false;          // frag_arrived: `data` is a descriptor for ucp_am_recv_data_nbx
+    AmHeader am{};
+    bool has_shape = false;       // am_message: the data was a StridedShape
+    StridedShape shape{};
+    ucp_ep_h reply_ep = nullptr;  // am_message: the sender; peer_failed: the failed endpoint
+};
+
+/// The context of a UCP operation on one fragment (a GET, or an active message received or
+/// sent): frag_op_done queues event `kind` for r with the fragment, its slot and UCP's status.
+/// An AM send's header lives here until UCP completes it (UCX 1.13 has no COPY_HEADER flag).
+struct FragOp {
+    Request *r;
+    Event::Kind kind;
+    int64_t frag;
+    int slot;
+    AmHeader h{};
+};
+/// UCP's completion callback (ucp_send_nbx_callback_t) of a FragOp `user_data`; frees both.
+void frag_op_done(void *request, ucs_status_t status, void *user_data);
+/// After posting op's UCP operation with status pointer `s`: when UCP finished it at once
+/// (nullptr) or failed it (an error pointer), no callback will come, so op completes now.
+void frag_op_posted(ucs_status_ptr_t s, FragOp *op);
+
+/// A peer worker as its HELLO or HELLO reply describes it.
+struct PeerInfo {
+    ucp_ep_h ep = nullptr;  // to reach it (the HELLO's reply endpoint)
+    uint64_t node = 0;
+    int32_t pid = 0;
+    bool ipc = false;
+};
+
+struct Ep {
+    Worker *worker = nullptr;
+    ucp_ep_h ucp_ep = nullptr;
+    uint64_t id = 0;
+    bool peer_known = false;  // the HELLO reply arrived
+    uint64_t peer_uuid = 0;
+    PeerInfo peer;
+    double rtt_s = 0;  // least time from an RTS to its RTR on the CUDA IPC path (0: none seen)
+};
+
+struct Worker {
+    ucp_worker_h ucp_worker = nullptr;
+    ucp_context_h ucp_context = nullptr;
+    Config cfg;
+    uint64_t uuid = 0;
+    uint64_t next_id = 1;
+    std::unordered_map<uint64_t, Request *> requests;     // every live request by id
+    uint64_t node = 0;                                    // this node (see node_identity())
+    int32_t pid = 0;
+    std::unordered_map<uint64_t, PeerInfo> peers;         // worker uuid -> how to reach it
+    std::unordered_map<uint64_t, Ep *> eps;               // ucxdt endpoints by id
+    uint64_t next_ep_id = 1;
+    std::unordered_set<uint64_t> failed_peers;            // workers whose endpoint failed
+    std::deque<Event> events;
+    std::deque<Request *> waiting;                        // for staging or for a HELLO
+    std::vector<Request *> completed;                     // callbacks to call
+    // Host staging per role, made on first use: sends and receives apart, so that a receive
+    // never waits for slots held by sends that themselves wait for receives.
+    std::unique_ptr<StagingPool> pools[2];
+    // Page-locked buffers for the tagged messages of GPU layouts (Request::wire_slot).
+    std::unique_ptr<StagingPool> wire_pool;
+    bool wire_pool_failed = false;
+    // The CUDA IPC path: peers' memory mapped here, and per GPU a stream and device staging.
+    std::unique_ptr<cuda::IpcImports> imports = std::make_unique<cuda::IpcImports>();
+    // Host staging of senders on this node, mapped for in-place unpacking.
+    PeerStaging peer_staging;
+    std::unordered_map<int, std::unique_ptr<cuda::DeviceStaging>> gpus;
+    std::deque<GpuOp> gpu_ops;
+    // Host-staged fragments received, by how they came (for tests and debugging).
+    struct {
+        uint64_t am = 0, get = 0, in_place = 0;
+    } host_frags;
+    // Push: device slots of receives that failed while their sender could still be writing them,
+    // by receive id; the sender's FIN (sent once its GPU work ended) gives them back, or the
+    // sender's failure (its context, and so its writes, end with its process).
+    struct Retired {
+        cuda::DeviceStaging *dev;
+        std::vector<int> slots;
+        uint64_t sender;  // worker uuid
+    };
+    std::unordered_map<uint64_t, Retired> retired;
+    // ucxdt_ep_params_set_err_handler's argument of UCP's error handler: this worker and the
+    // user's handler, one per distinct handler, kept until the worker is destroyed.
+    struct ErrHandler {
+        Worker *worker;
+        ucp_err_handler_cb_t cb;
+        void *arg;
+    };
+    std::vector<std::unique_ptr<ErrHandler>> err_handlers;
+    void give_back_retired(uint64_t sender);  // every entry of a failed sender
+    int retired_slots(const cuda::DeviceStaging *dev) const;
+
+    /// Takes up to `want` slots of the pool of r's role into r->slots; false when none is free.
+    ucxdt_status_t take_slots(Request *r, int want);
+    Request *new_request(bool is_send, const ucxdt_request_param_t *param);
+    /// Where r's tagged message of `bytes` goes: a wire pool slot for a GPU layout while one is
+    /// free, else r->wire.
+    char *wire_alloc(Request *r, size_t bytes);
+    char *wire_data(const Request *r) const {
+        return r->wire_slot >= 0 ? wire_pool->slot(r->wire_slot) : const_cast<char *>(r->wire.data());
+    }
+    /// UCP is done with r's tagged message.
+    void wire_free(Request *r);
+    /// Final status: releases the request's resources; the callback runs from progress.
+    void complete(Request *r, ucxdt_status_t status);
+    /// Frees the object once it is complete, its callback has run, the user freed it and no UCP
+    /// operation names it any more; otherwise the last of these events frees it.
+    void release(Request *r);
+    /// Ends a UCP operation of r (its callback event was handled).
+    void op_done(Request *r) { --r->ucp_ops; }
+    /// Every request that depends on `ep` completes with UCXDT_ERR_PEER_FAILURE (section "Peer
+    /// failure" of ucxdt_ucp.h); nothing is sent on `ep` afterwards.
+    void peer_failed(ucp_ep_h ep);
+    /// The status of a request whose UCP operation `what` failed with `us`: a failure of the
+    /// connection (UCP's peer error handling) is UCXDT_ERR_PEER_FAILURE.
+    static ucxdt_status_t ucx_error(const char *what, ucs_status_t us);
+    /// Sends h (and `shape`, when given, as the message's data) to ep.
+    ucxdt_status_t send_am(ucp_ep_h ep, const AmHeader &h, bool reply, const StridedShape *shape = nullptr);
+    unsigned progress();
+
+    // The CUDA IPC path (rndv_ipc.cpp).
+    bool ipc_peer(const PeerInfo &p) const { return cfg.ipc && p.ipc && p.node == node; }
+    bool send_start_ipc(Request *r);         // false: the host path serves it
+    void send_on_rtr(const Event &e);
+    void send_ipc_stage(Request *r);         // takes device slots, packs the first fragments
+    bool recv_start_ipc(Request *r);        // false: waits for a device slot (push)
+    void recv_on_fin(const AmHeader &h);
+    void recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset);  // READY on the IPC path
+    void send_ipc_push(Request *r, int slot, uint64_t offset);  // packs the next fragment into a grant
+    enum class Push { started, busy, unavailable };
+    Push recv_start_push(Request *r);  // RTR and grants; unavailable: pull instead
+    /// Whether r's sender may copy its strided layout run by run into r's: then fills the RTR's
+    /// reference and the shape (false, with no error left, when not).
+    bool strided_offer(Request *r, AmHeader *rtr, StridedShape *shape);
+    bool same_layout_offer(Request *r, AmHeader *rtr);
+    ucxdt_status_t recv_grant(Request *r, int slot, AmKind kind);  // the slot takes fragment next_get
+    AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields
+    ucxdt_status_t map_peer(Request *r, const cuda::IpcRef &ref, uint64_t peer_uuid, const PeerInfo &p);
+    int64_t ipc_frag(const Request *r);  // the fragment size model (frag_model.hpp) for a send
+
+    // GPU work of the rendezvous (rndv_gpu_ops.cpp).
+    /// The stream (and IPC staging) of GPU `device`, made on first use.
+    ucxdt_status_t gpu(int device, cuda::DeviceStaging **out);
+    /// Runs `work` on r's GPU stream (or synchronously when r has none) and queues `op`, whose
+    /// completion gpu_done handles.
+    using GpuWork = std::function<ucxdt_status_t(const cudaStream_t *)>;
+    ucxdt_status_t launch(Request *r, GpuOp op, const GpuWork &work);
+    unsigned poll_gpu();
+    void gpu_done(const GpuOp &op);
+    /// Ends a send that failed once it may have GPU work or a receiver: waits for the GPU work,
+    /// sends FIN with the error to a receiver that knows it, then completes.
+    void send_fail(Request *r, ucxdt_status_t st);
+    ucxdt_status_t send_fin(Request *r, ucxdt_status_t st);  // FIN: our part ended with st
+
+    // Protocol steps (rndv_send.cpp, rndv_recv.cpp).
+    void send_start(Request *r);             // rendezvous: slots, first fragments, RTS
+    /// Host staging of r's GPU layout runs on its GPU's stream (r->dev) when the slots are
+    /// page-locked, so the GPU reaches them with zero copy; otherwise it stays synchronous.
+    void stage_on_gpu(Request *r);
+    /// Packs fragment k into `dst` (slot `slot`, or a slot the receiver granted; `peer`: another
+    /// GPU's memory); gpu_done then announces or sends it.
+    void pack_next(Request *r, int64_t k, int slot, char *dst, bool peer = false);
+    void pack_first(Request *r);            // the first fragments into r->slots
+    void refill(Request *r, int slot);      // the slot is free again: the next fragment, or give it back
+    void send_on_am(const AmHeader &h);      // ACK and ATS for a send
+    bool recv_matched(Request *r, const Event &e);
+    bool recv_advance(Request *r);           // GETs; false: still waiting for a resource
+    void recv_on_get(Request *r, const Event &e);
+    /// A fragment of r's host staging has landed (and been unpacked) or failed: finish the
+    /// receive, or take the next fragments.
+    void recv_frag_done(Request *r);
+    void recv_end(Request *r, ucxdt_status_t st);  // status_pending (the first stays), then the
+                                                   // end once no fragment is in flight
+    /// Where fragment k of r lands: the contiguous host buffer, or a free slot (taken, into *slot;
+    /// -1 for the buffer). The caller has checked that r->contig or a slot is free.
+    char *recv_landing(Request *r, int64_t k, int *slot);
+    void recv_on_ready(const AmHeader &h);
+    void recv_finish(Request *r, ucxdt_status_t st);
+
+    // Host staging with fragments as active messages (rndv_send.cpp, rndv_recv.cpp).
+    void send_host_frag(Request *r, int64_t k, int slot);  // fragment k from our slot (-1: from the
+                                                           // contiguous buffer), to the receiver
+    void send_contig_frags(Request *r);                    // contiguous: up to cfg.depth in flight
+    void send_on_host_rtr(Request *r, const AmHeader &rtr);  // the packed fragments go
+    ucxdt_status_t announce(Request *r, int64_t k, int slot, uint64_t offset);  // READY
+    ucxdt_status_t acknowledge(Request *r, int64_t k, int slot);  // ACK: the sender's slot is free
+    void send_on_frag_sent(const Event &e);                // UCP is done with it: refill the slot
+    void recv_on_frag(const Event &e);                     // a fragment arrived
+    bool recv_advance_am(Request *r);                      // RTR, then take arrived fragments
+    bool recv_in_place(Request *r);                        // unpack announced fragments from the
+                                                           // sender's slots (peer_slots)
+    /// Gives UCP back the data or descriptor of a fragment that will not be received.
+    void drop_frag(void *data) { ucp_am_data_release(ucp_worker, data); }
+};
+
+/// Moves packed bytes [offset, offset + length) of r's layout to or from `packed`: on stream *s
+/// when given (r's layout is on GPU r->gpu), else synchronously through transfer(). `peer`: the
+/// packed bytes are another GPU's memory.
+ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64_t offset, int64_t length,
+                          bool pack, bool peer);
+
+}  // namespace ucxdt::rndv

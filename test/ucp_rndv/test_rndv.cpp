@@ -1,0 +1,856 @@
+// The datatype-aware rendezvous (include/ucxdt/ucxdt_ucp.h) between two UCP workers of one
+// process: eager and the four layouts of a rendezvous (contiguous or not on either side), with
+// small fragments so that every transfer cycles its staging slots many times, application
+// layouts and random types received into relayouts, signature mismatch, truncation, cancel,
+// and a thousand outstanding sends each way through a small staging pool.
+#include "support/registry.hpp"
+#include "support/layout_buffer.hpp"
+#include "support/rndv_support.hpp"
+#include "support/ucp_pair.hpp"
+#include "ucp_rndv/frag_model.hpp"
+#include "ucp_rndv/rndv_worker.hpp"  // to tell which path a GPU transfer took
+
+#include <ucxdt/ucxdt_ucp.h>
+
+#include <gtest/gtest.h>
+#include <hwloc.h>
+#include <hwloc/cudart.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace L = ucxdt::layouts;
+namespace T = ucxdt::testing;
+using T::app_layouts, T::Buffer, T::check_received, T::have_gpu, T::Mem, T::mem_name, T::packed, T::Placed,
+    T::short_desc, T::Type;
+
+constexpr auto kTimeout = std::chrono::seconds(60);
+
+using Config = T::RndvConfig;
+using T::status_name;
+
+// Two connected UCP workers (support/ucp_pair.hpp) with a ucxdt worker and endpoint on each.
+class Pair {
+public:
+    T::UcpPair ucp;
+    ucxdt_worker_h w[2] = {};
+    ucxdt_ep_h ep[2] = {};  // ep[i]: from w[i] to the other worker
+    std::string error;
+
+    explicit Pair(const Config &c) { error = setup(c); }
+    std::string setup(const Config &c) {
+        if (std::string e = ucp.open(UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA); !e.empty()) return e;
+        for (int i = 0; i < 2; ++i)
+            if (std::string e = T::create_rndv_worker(ucp.ctx, ucp.w[i], c, &w[i]); !e.empty()) return e;
+        for (int i = 0; i < 2; ++i)
+            if (std::string e = T::create_rndv_ep(w[i], ucp.ep[i], &ep[i]); !e.empty()) return e;
+        return "";
+    }
+    ~Pair() {  // before ucp's own destructor closes the UCP endpoints
+        for (auto e : ep)
+            if (e) ucxdt_ep_destroy(e);
+        for (auto x : w)
+            if (x) ucxdt_worker_destroy(x);
+    }
+    void progress() {
+        ucxdt_worker_progress(w[0]);
+        ucxdt_worker_progress(w[1]);
+    }
+    // The request's final status, progressing both workers; frees it. A hang fails as
+    // T::kStillRunning after kTimeout (with the request left to the worker).
+    int wait(ucxdt_status_ptr_t req) {
+        return T::wait_request(req, [this] { progress(); }, kTimeout);
+    }
+};
+
+// Sends `count` elements of `send` from w[0] and receives them as `recv` on w[1] (posted
+// before the send, or after it when `unexpected`); "" when both complete and the data is exact.
+// `rdev`: the CUDA device of a GPU receive buffer (default: the current one).
+std::string run_case(Pair &p, const L::TypeDescPtr &send, const L::TypeDescPtr &recv, int64_t count,
+                     uint64_t seed, bool unexpected = false, Mem smem = Mem::host, Mem rmem = Mem::host,
+                     int rdev = -1, int64_t rcount = -1) {
+    if (rcount < 0) rcount = count;  // else elements of `recv` received, of the same signature
+    Type st(*send), rt(*recv);
+    int64_t size = 0;
+    ucxdt_type_size(st.h, &size);
+    const int64_t total = size * count;
+    Buffer src(*send, count, seed), dst(*recv, rcount, ~seed);
+    const std::vector<std::byte> sent = packed(*send, src.ptr(), count, total), poison = dst.bytes;
+    int current = 0;
+    cudaGetDevice(&current);
+    Placed src_at(src, smem);
+    if (rdev >= 0) cudaSetDevice(rdev);
+    Placed dst_at(dst, rmem);
+    cudaSetDevice(current);
+    ucxdt_status_ptr_t rreq = nullptr, sreq;
+    if (!unexpected) rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), rcount, rt.h, 42, ~0ull, nullptr);
+    sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), count, st.h, 42, nullptr);
+    if (unexpected) {
+        for (int i = 0; i < 100; ++i) p.progress();
+        rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), rcount, rt.h, 42, ~0ull, nullptr);
+    }
+    const int rs = p.wait(rreq), ss = p.wait(sreq);
+    const std::string where = std::string(mem_name(smem)) + " to " + mem_name(rmem) + " (" +
+                              std::to_string(total) + " bytes) ";
+    if (ss != UCXDT_OK) return where + "send: " + status_name(ss);
+    if (rs != UCXDT_OK) return where + "receive: " + status_name(rs);
+    dst_at.fetch();
+    const std::string bad = check_received(*recv, rcount, dst, poison, sent, total);
+    return bad.empty() ? bad : where + bad;
+}
+
+Pair &shared_pair() {
+    static Pair p{Config{}};
+    return p;
+}
+
+class Rndv : public ::testing::Test {
+protected:
+    void SetUp() override { ASSERT_EQ(shared_pair().error, ""); }
+};
+
+const auto dbl = L::named(UCXDT_DOUBLE);
+
+// A layout of n doubles: contiguous, or in blocks of 4 every 6.
+L::TypeDescPtr doubles(int64_t n, bool contig) {
+    return contig ? L::contiguous(n, dbl) : L::vector(n / 4, 4, 6, dbl);
+}
+
+// ---- The four layouts of a rendezvous, and eager ------------------------------------------
+
+TEST_F(Rndv, EagerAndEveryRendezvousLayout) {
+    // 64 doubles: eager (512 B); 2,048: 1 fragment of 16 KiB; 40,000: 20 fragments over 2 slots.
+    for (int64_t n : {64, 2048, 40000})
+        for (bool sc : {true, false})
+            for (bool rc : {true, false})
+                for (bool unexpected : {false, true})
+                    EXPECT_EQ(run_case(shared_pair(), doubles(n, sc), doubles(n, rc), 1, n + sc * 2 + rc, unexpected), "")
+                        << n << " doubles, send " << (sc ? "contiguous" : "vector") << ", receive "
+                        << (rc ? "contiguous" : "vector") << (unexpected ? ", receive posted late" : "");
+}
+
+TEST_F(Rndv, EmptyMessage) {
+    EXPECT_EQ(run_case(shared_pair(), doubles(8, true), doubles(8, false), 0, 5), "");
+}
+
+// ---- Application layouts and random types -------------------------------------------------
+
+class RndvLayouts : public ::testing::TestWithParam<size_t> {
+protected:
+    void SetUp() override { ASSERT_EQ(shared_pair().error, ""); }
+};
+
+TEST_P(RndvLayouts, IntoRelayout) {
+    const L::Layout &l = app_layouts()[GetParam()];
+    T::Rng rng(0x5e7d0000 + GetParam());
+    const L::TypeDescPtr recv = T::relayout(*l.type, rng);
+    EXPECT_EQ(run_case(shared_pair(), l.type, recv, l.count, 0x77 + GetParam()), "")
+        << l.name << " received as " << short_desc(*recv);
+}
+
+INSTANTIATE_TEST_SUITE_P(App, RndvLayouts, ::testing::Range<size_t>(0, app_layouts().size()),
+                         T::app_layout_test_name<::testing::TestParamInfo<size_t>>);
+
+TEST_F(Rndv, RandomTypesIntoRelayout) {
+    for (int i = 0; i < 60; ++i) {
+        T::Rng rng(0x2d7a0000 + i);
+        const L::TypeDescPtr send = T::random_desc(rng);
+        const L::TypeDescPtr recv = T::relayout(*send, rng);
+        const int64_t count = 1 + static_cast<int64_t>(rng() % 3);
+        EXPECT_EQ(run_case(shared_pair(), send, recv, count, 0x9000 + i, i % 4 == 0), "")
+            << "type #" << i << " x " << count << ": " << short_desc(*send);
+    }
+}
+
+// ---- CUDA memory ----------------------------------------------------------------------------
+
+TEST_F(Rndv, GpuEveryRendezvousLayoutAndMixedMemory) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the rendezvous on GPU memory is untested here";
+    const std::pair<Mem, Mem> sides[] = {{Mem::cuda, Mem::cuda}, {Mem::cuda, Mem::host}, {Mem::host, Mem::cuda}};
+    for (const auto &[sm, rm] : sides)
+        for (int64_t n : {64, 40000})
+            for (bool sc : {true, false})
+                for (bool rc : {true, false})
+                    EXPECT_EQ(run_case(shared_pair(), doubles(n, sc), doubles(n, rc), 1, n + sc + rc, false, sm, rm), "")
+                        << n << " doubles, send " << (sc ? "contiguous" : "vector") << ", receive "
+                        << (rc ? "contiguous" : "vector");
+}
+
+TEST_F(Rndv, GpuApplicationLayouts) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the rendezvous on GPU memory is untested here";
+    for (size_t i = 0; i < app_layouts().size(); ++i) {
+        const L::Layout &l = app_layouts()[i];
+        T::Rng rng(0x5e7d0000 + i);
+        EXPECT_EQ(run_case(shared_pair(), l.type, T::relayout(*l.type, rng), l.count, 0x77 + i, false,
+                           Mem::cuda, Mem::cuda), "")
+            << l.name;
+    }
+}
+
+// The worker behind a handle (ucxdt_worker derives from it alone), to see which staging it made.
+const ucxdt::rndv::Worker &internals(ucxdt_worker_h w) { return *reinterpret_cast<const ucxdt::rndv::Worker *>(w); }
+
+// Whether worker w allocated the device staging of the CUDA IPC path on any GPU.
+bool ipc_staged(ucxdt_worker_h w) {
+    const auto &gpus = internals(w).gpus;
+    return std::any_of(gpus.begin(), gpus.end(), [](const auto &g) { return g.second->allocated(); });
+}
+
+// Sets environment variables for the workers a test creates, and restores them after.
+class ScopedEnv {
+public:
+    ScopedEnv(std::initializer_list<std::pair<const char *, const char *>> vars) {
+        for (const auto &[name, value] : vars) {
+            const char *old = std::getenv(name);
+            saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
+            setenv(name, value, 1);
+        }
+    }
+    ~ScopedEnv() {
+        for (const auto &[name, old] : saved_) old ? setenv(name.c_str(), old->c_str(), 1) : unsetenv(name.c_str());
+    }
+
+private:
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+std::string expect_error(Pair &p, const L::TypeDescPtr &send, int64_t scount, const L::TypeDescPtr &recv,
+                         int64_t rcount, int want_recv, int want_send, Mem smem = Mem::host, Mem rmem = Mem::host);
+
+// "" when `pool`, staging for GPU `device`, sits where hwloc says it should: bound to the NUMA
+// nodes local to the GPU when those are not the whole machine, else left to first touch.
+std::string check_numa_placement(const ucxdt::rndv::StagingPool &pool, int64_t bytes, int device) {
+    hwloc_topology_t t = nullptr;
+    if (hwloc_topology_init(&t) != 0 || hwloc_topology_load(t) != 0) return "";  // hwloc cannot tell
+    hwloc_cpuset_t cpus = hwloc_bitmap_alloc();
+    hwloc_nodeset_t want = hwloc_bitmap_alloc(), got = hwloc_bitmap_alloc();
+    std::string bad;
+    const bool local = hwloc_cudart_get_device_cpuset(t, device, cpus) == 0 && !hwloc_bitmap_iszero(cpus) &&
+                       !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(t), cpus);
+    hwloc_membind_policy_t policy{};
+    if (pool.numa_bound() != local) {
+        bad = local ? "the GPU is local to part of the machine, but its staging was not bound there"
+                    : "staging was bound although the GPU is local to the whole machine";
+    } else if (local) {
+        hwloc_cpuset_to_nodeset(t, cpus, want);
+        if (hwloc_get_area_membind(t, pool.base(), static_cast<size_t>(bytes), got, &policy, HWLOC_MEMBIND_BYNODESET) != 0 ||
+            !hwloc_bitmap_isequal(want, got))
+            bad = "the staging pages are not bound to the GPU's NUMA nodes";
+    }
+    hwloc_bitmap_free(cpus), hwloc_bitmap_free(want), hwloc_bitmap_free(got);
+    hwloc_topology_destroy(t);
+    return bad;
+}
+
+// A staged sender's fragments travel as active messages by default (UCP picks eager or its
+// rendezvous for each), from its slots or straight from a contiguous buffer, and as GETs of the
+// sender's slots or buffer with UCXDT_HOST_FRAGS=get. Fragments of 4 KiB go eagerly, and may
+// arrive before the receiver has a free slot: it holds UCP's data until one is free. On one
+// node (here: one process) a receiver that can map a non-contiguous sender's staging
+// (UCP's shared-memory transports) unpacks from its slots in place instead. Receives posted
+// before and after the send, every pairing of vector and contiguous layouts; in the end both
+// workers have every slot back.
+TEST(RndvHostFrags, ActiveMessagesGetsOrInPlace) {
+    struct Case {
+        bool send_contig, recv_contig, unexpected;
+    };
+    const Case cases[] = {{false, false, false}, {false, true, false}, {false, false, true},
+                          {true, false, false}, {true, true, true}};
+    struct Mode {
+        const char *name, *frags, *shm;
+    };
+    for (const Mode mode : {Mode{"am", "am", "n"}, Mode{"get", "get", "n"}, Mode{"in place", "am", "y"}})
+        for (int64_t frag : {4096, 262144}) {
+            ScopedEnv env{{"UCXDT_HOST_FRAGS", mode.frags}, {"UCXDT_HOST_SHM", mode.shm}};
+            Pair p{Config{256, frag, 4, 6}};
+            ASSERT_EQ(p.error, "");
+            for (int i = 0; i < 200; ++i) p.progress();
+            int k = 0;
+            for (const Case &c : cases)
+                EXPECT_EQ(run_case(p, doubles(40000, c.send_contig), doubles(40000, c.recv_contig), 1, 77 + k++,
+                                   c.unexpected), "")
+                    << mode.name << ", fragments of " << frag << " bytes, case " << k;
+            const auto &got = internals(p.w[1]).host_frags;
+            const uint64_t per_message = (320000 + frag - 1) / frag, all = std::size(cases) * per_message;
+            const uint64_t from_vectors = 3 * per_message;  // the first three cases
+            const std::string what = std::string(mode.name) + ", fragments of " + std::to_string(frag);
+            if (mode.name[0] == 'g') {
+                EXPECT_EQ(got.get, all) << what;
+            } else if (mode.name[0] == 'a') {
+                EXPECT_EQ(got.am, all) << what;
+            } else {
+                EXPECT_EQ(got.in_place, from_vectors) << what << ": UCP's shared memory could not be mapped";
+                EXPECT_EQ(got.am, all - from_vectors) << what;
+            }
+            EXPECT_EQ(got.am + got.get + got.in_place, all) << what;
+            for (int i = 0; i < 200; ++i) p.progress();  // UCP's last send completions
+            for (int w = 0; w < 2; ++w)
+                for (const auto &pool : internals(p.w[w]).pools) {
+                    if (!pool) continue;
+                    EXPECT_EQ(pool->free_slots(), 6) << what << ", worker " << w << ": slots not given back";
+                }
+        }
+}
+
+// GPU layouts between the workers of one process, with the peers' HELLOs exchanged first.
+// CUDA IPC on (64 KiB fragments, so that transfers cycle the device slots) or off (host staging).
+void gpu_path_cases(bool ipc) {
+    ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", ipc ? "y" : "n"}};
+    Pair p{Config{1024, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    const std::pair<Mem, Mem> sides[] = {{Mem::cuda, Mem::cuda}, {Mem::cuda, Mem::host}};
+    for (const auto &[sm, rm] : sides)
+        for (int64_t n : {64, 40000, 400000})
+            for (bool sc : {true, false})
+                for (bool rc : {true, false})
+                    EXPECT_EQ(run_case(p, doubles(n, sc), doubles(n, rc), 1, n + sc + rc, n == 40000, sm, rm), "")
+                        << n << " doubles, send " << (sc ? "contiguous" : "vector") << ", receive "
+                        << (rc ? "contiguous" : "vector") << ", IPC " << ipc;
+    for (size_t i = 0; i < app_layouts().size(); ++i) {
+        const L::Layout &l = app_layouts()[i];
+        T::Rng rng(0x1bc0000 + i);
+        EXPECT_EQ(run_case(p, l.type, T::relayout(*l.type, rng), l.count, 0x99 + i, false, Mem::cuda, Mem::cuda), "")
+            << l.name << ", IPC " << ipc;
+    }
+    // Errors the receiver finds in the RTS: nothing of the GPU receive buffer is written.
+    const auto vec = L::vector(1000, 4, 6, dbl);
+    EXPECT_EQ(expect_error(p, vec, 2, vec, 1, UCXDT_ERR_TRUNCATED, UCXDT_ERR_TRUNCATED, Mem::cuda, Mem::cuda), "");
+    EXPECT_EQ(expect_error(p, vec, 1, L::contiguous(4000, L::named(UCXDT_INT64)), 1, UCXDT_ERR_TYPE_MISMATCH,
+                           UCXDT_ERR_TYPE_MISMATCH, Mem::cuda, Mem::cuda), "");
+    const ucxdt::rndv::Worker &sender = internals(p.w[0]);
+    EXPECT_NE(sender.wire_pool, nullptr) << "GPU eager messages did not use page-locked buffers";
+    if (ipc) {
+        EXPECT_EQ(sender.pools[0], nullptr) << "a GPU send went through host staging";
+        EXPECT_FALSE(sender.gpus.empty());
+    } else {
+        ASSERT_NE(sender.pools[0], nullptr);
+        EXPECT_TRUE(sender.pools[0]->page_locked());
+        // Host staging packs on the GPU's stream; device slots are for CUDA IPC only.
+        EXPECT_FALSE(sender.gpus.empty()) << "GPU layouts were staged through the host synchronously";
+        for (int k = 0; k < 2; ++k)
+            EXPECT_FALSE(ipc_staged(p.w[k])) << "worker " << k << ": CUDA IPC staging was made with UCXDT_CUDA_IPC=n";
+        int device = 0;
+        cudaGetDevice(&device);
+        EXPECT_EQ(check_numa_placement(*sender.pools[0], 8 * 16384, device), "");
+    }
+}
+
+TEST(RndvGpu, IpcPathAllLayoutsAndMixedMemory) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    gpu_path_cases(true);
+}
+
+TEST(RndvGpu, HostStagedPathWhenIpcIsOff) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
+    gpu_path_cases(false);
+}
+
+// n messages of t at once from GPU memory into u (GPU memory, or host memory for those that
+// recv_mem places there), tags tag0 and up, sends posted before receives or after; each
+// receive must hold its message's data and nothing outside its layout may change.
+void many_at_once(Pair &p, const L::TypeDescPtr &t, const L::TypeDescPtr &u, int n, int64_t bytes, ucp_tag_t tag0,
+                  bool sends_first, const std::function<Mem(int)> &recv_mem) {
+    Type h(*t), hu(*u);
+    std::vector<std::unique_ptr<Buffer>> src, dst;
+    std::vector<std::unique_ptr<Placed>> src_at, dst_at;
+    std::vector<std::vector<std::byte>> sent, poison;
+    for (int i = 0; i < n; ++i) {
+        src.push_back(std::make_unique<Buffer>(*t, 1, static_cast<int>(tag0) + i));
+        dst.push_back(std::make_unique<Buffer>(*u, 1, static_cast<int>(tag0) + 400 + i));
+        sent.push_back(packed(*t, src.back()->ptr(), 1, bytes));
+        poison.push_back(dst.back()->bytes);
+        src_at.push_back(std::make_unique<Placed>(*src.back(), Mem::cuda));
+        dst_at.push_back(std::make_unique<Placed>(*dst.back(), recv_mem(i)));
+    }
+    std::vector<ucxdt_status_ptr_t> rreqs, sreqs;
+    const auto post_sends = [&] {
+        for (int i = 0; i < n; ++i) sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src_at[i]->ptr(), 1, h.h, tag0 + i, nullptr));
+    };
+    if (sends_first) post_sends();
+    for (int i = 0; i < n; ++i) rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, hu.h, tag0 + i, ~0ull, nullptr));
+    if (!sends_first) post_sends();
+    for (int i = 0; i < n; ++i) {
+        ASSERT_EQ(p.wait(rreqs[i]), UCXDT_OK) << "receive " << i;
+        ASSERT_EQ(p.wait(sreqs[i]), UCXDT_OK) << "send " << i;
+    }
+    for (int i = 0; i < n; ++i) {
+        dst_at[i]->fetch();
+        EXPECT_EQ(check_received(*u, 1, *dst[i], poison[i], sent[i], bytes), "") << "message " << i;
+    }
+}
+
+// Host staging of GPU layouts with more messages at once than either pool has slots, each of
+// many fragments: sends wait for send slots, receives for receive slots (or, unpacking from the
+// sender's slots in place, for the sender's READY), and the packs and unpacks of different
+// messages run on the GPU's stream while UCP moves other fragments. All complete with their
+// data, and every pool has every slot back.
+TEST(RndvGpu, HostStagedManyOutstanding) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
+    for (const char *shm : {"n", "y"}) {
+        ScopedEnv env{{"UCXDT_CUDA_IPC", "n"}, {"UCXDT_HOST_SHM", shm}};
+        Pair p{Config{1024, 16384, 2, 8}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        // 320,000 bytes packed each: 20 fragments of 16 KiB. Every third receive is in host
+        // memory, which the receiver unpacks on the CPU.
+        ASSERT_NO_FATAL_FAILURE(many_at_once(p, doubles(40000, false), L::vector(20000, 2, 3, dbl), 12, 320000, 300,
+                                             true, [](int i) { return i % 3 == 2 ? Mem::host : Mem::cuda; }));
+        for (int i = 0; i < 200; ++i) p.progress();  // UCP's last send completions
+        const ucxdt::rndv::Worker &sender = internals(p.w[0]), &receiver = internals(p.w[1]);
+        ASSERT_NE(sender.pools[0], nullptr);
+        EXPECT_TRUE(sender.pools[0]->page_locked());
+        EXPECT_EQ(sender.pools[0]->free_slots(), 8) << "the sender holds host slots after its requests ended";
+        EXPECT_FALSE(receiver.gpus.empty()) << "the receiver unpacked synchronously";
+        if (shm[0] == 'y' && sender.cfg.host_am) {  // UCXDT_HOST_FRAGS=get offers no staging to map
+            EXPECT_EQ(receiver.host_frags.in_place, 12u * 20) << "the sender's staging was not read in place";
+            EXPECT_EQ(receiver.pools[1], nullptr) << "a receive took slots although it read the sender's in place";
+        } else {
+            ASSERT_NE(receiver.pools[1], nullptr);
+            EXPECT_EQ(receiver.host_frags.in_place, 0u);
+            EXPECT_EQ(receiver.pools[1]->free_slots(), 8) << "the receiver holds host slots after its requests ended";
+        }
+    }
+}
+
+// More GPU messages at once than the receiver has device slots (2 x depth): the first receives
+// take them (the sender packs into them, push), the others wait for slots that the first free.
+// All complete with their data, and every device slot of both workers is free afterwards. The
+// receive's runs are shorter than the send's, so no layout-to-layout copy serves them.
+TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", "y"}};
+    Pair p{Config{1024, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    // 320,000 bytes packed each: 5 fragments of 64 KiB.
+    ASSERT_NO_FATAL_FAILURE(many_at_once(p, doubles(40000, false), L::vector(20000, 2, 3, dbl), 10, 320000, 100, false,
+                                         [](int) { return Mem::cuda; }));
+    for (int k = 0; k < 2; ++k)
+        for (const auto &[device, g] : internals(p.w[k]).gpus)
+            EXPECT_EQ(g->free_slots(), g->slots()) << "worker " << k << " holds device slots after its requests ended";
+    EXPECT_FALSE(internals(p.w[1]).gpus.empty()) << "the receiver never used device staging (push)";
+    // The fragment model's round trip was measured on the sending endpoint.
+    ASSERT_FALSE(internals(p.w[0]).eps.empty());
+    for (const auto &[id, ep] : internals(p.w[0]).eps) {
+        EXPECT_GT(ep->rtt_s, 0) << "no RTS-to-RTR time measured on endpoint " << id;
+        EXPECT_LT(ep->rtt_s, 1.0) << "endpoint " << id;
+    }
+}
+
+// A strided send into a strided receive whose runs have the same length: the sender copies
+// each run into the receive layout (the strided kernel, or one 2-D copy), and the receiver
+// stages nothing. With UCXDT_IPC_STRIDED_COPY=n the same transfers go through the receiver's
+// device slots. Either way, only the receive layout's bytes change.
+TEST(RndvGpu, StridedIntoStridedRunByRun) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    const auto i32 = L::named(UCXDT_INT32), byte = L::named(UCXDT_BYTE);
+    const std::pair<L::TypeDescPtr, L::TypeDescPtr> cases[] = {
+        {L::vector(10000, 4, 6, dbl), L::vector(10000, 4, 9, dbl)},   // 32-byte runs, one level
+        {L::vector(10000, 4, 6, dbl), L::vector(10000, 4, -5, dbl)},  // downwards in memory
+        {L::vector(3000, 3, 5, i32), L::vector(3000, 3, 4, i32)},     // 12-byte runs
+        {L::vector(1000, 7, 9, byte), L::vector(1000, 7, 13, byte)},  // bytes, odd lengths
+        // 580 runs of 4 doubles into a two-level subarray of them
+        {L::vector(580, 4, 6, dbl), L::subarray({20, 30, 8}, {20, 29, 4}, {0, 1, 2}, UCXDT_ORDER_C, dbl)},
+        {L::vector(100, 4096, 5000, dbl), L::vector(100, 4096, 4200, dbl)},  // 32 KiB rows
+        {L::vector(500, 8, 10, dbl), L::hvector(500, 8, 67, dbl)},            // receive runs at odd addresses
+    };
+    for (const char *on : {"y", "n"}) {
+        ScopedEnv env{{"UCXDT_IPC_STRIDED_COPY", on}, {"UCXDT_CUDA_IPC", "y"}};
+        Pair p{Config{1024, 16384, 2, 8}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        for (size_t i = 0; i < std::size(cases); ++i)
+            EXPECT_EQ(run_case(p, cases[i].first, cases[i].second, 1, 0x5e0 + i, i % 2 == 1, Mem::cuda, Mem::cuda), "")
+                << short_desc(*cases[i].first) << " into " << short_desc(*cases[i].second) << ", "
+                << "UCXDT_IPC_STRIDED_COPY=" << on;
+        EXPECT_EQ(ipc_staged(p.w[1]), std::string(on) == "n") << "the receiver's device staging, UCXDT_IPC_STRIDED_COPY=" << on;
+    }
+}
+
+// A block-list sender whose receive layout is the same block list copies each byte to its own
+// displacement in the receive buffer: one kernel, no staging on either side. Layouts of the
+// work-unit kernel (rows of T, a struct of subarrays) and of the point kernel (single doubles),
+// data below the buffer pointer, count > 1; a receive of the same signature in another layout
+// still goes by push.
+TEST(RndvGpu, SameBlockListByteForByte) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    std::vector<int64_t> singles;
+    for (int64_t i = 0; i < 3000; ++i) singles.push_back(3 * i + i % 5);
+    L::Layout tri, wrf;
+    std::string err;
+    ASSERT_TRUE(L::resolve_layout("triangular:n=300", &tri, &err)) << err;
+    ASSERT_TRUE(L::resolve_layout("wrf_y_sa", &wrf, &err)) << err;
+    const std::pair<L::TypeDescPtr, int64_t> same[] = {
+        {tri.type, tri.count},
+        {wrf.type, wrf.count},
+        {L::indexed_block(1, singles, dbl), 2},
+        {L::resized(L::indexed({40, 7, 300}, {-60, 0, 19}, dbl), -480, 3200), 4},
+    };
+    // Two elements of a type into one of its two-element contiguous type: the same block list.
+    const auto pair_of = L::contiguous(2, same[3].first);
+    for (const char *on : {"y", "n"}) {
+        ScopedEnv env{{"UCXDT_IPC_SAME_LAYOUT_COPY", on}, {"UCXDT_CUDA_IPC", "y"}};
+        Pair p{Config{1024, 16384, 2, 8}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        for (size_t i = 0; i < std::size(same); ++i)
+            EXPECT_EQ(run_case(p, same[i].first, same[i].first, same[i].second, 0x5a0 + i, i % 2 == 1, Mem::cuda,
+                               Mem::cuda),
+                      "")
+                << short_desc(*same[i].first) << " x " << same[i].second << ", UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+        EXPECT_EQ(run_case(p, same[3].first, pair_of, 2, 0x5ae, false, Mem::cuda, Mem::cuda, -1, 1), "")
+            << "two elements into one of contiguous(2), UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+        EXPECT_EQ(ipc_staged(p.w[1]), std::string(on) == "n")
+            << "the receiver's device staging, UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+        // The same signature in other block lists: one displacement or two lengths differ.
+        const auto rows = L::indexed({100, 200, 300}, {0, 150, 400}, dbl);
+        for (const auto &other : {L::indexed({100, 200, 300}, {0, 160, 400}, dbl),
+                                  L::indexed({100, 201, 299}, {0, 150, 400}, dbl)})
+            EXPECT_EQ(run_case(p, rows, other, 3, 0x5af, false, Mem::cuda, Mem::cuda), "")
+                << "into " << short_desc(*other) << ", UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+    }
+}
+
+// A sender on GPU 0 and a receiver on GPU 1 of one process: transfers cross the link, so
+// strided layouts take the 2-D copy engine into or out of the other GPU's memory and the others
+// kernels that reach across. Messages of about 9 MB, one fragment each.
+TEST(RndvGpu, AcrossTwoGpus) {
+    int n = 0;
+    if (!have_gpu() || cudaGetDeviceCount(&n) != cudaSuccess || n < 2)
+        GTEST_SKIP() << "fewer than two CUDA devices: transfers across a link are untested here";
+    Pair p{Config{8192, 1 << 20, 4, 16}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    const char *specs[][2] = {{"triangular:n=1500", "triangular:n=1500"},
+                              {"triangular:n=1500", "contig:count=1125750,type=double"},
+                              {"contig:count=1125750,type=double", "triangular:n=1500"},
+                              {"submatrix:n=1100", "submatrix:n=1100"},
+                              {"submatrix:n=1100", "contig:count=1210000,type=double"},
+                              {"contig:count=1210000,type=double", "submatrix:n=1100"},
+                              {"fft2_gather:N=1536,P=2", "fft2_gather:N=1536,P=2"}};
+    for (const auto &[send, recv] : specs) {
+        L::Layout ls, lr;
+        std::string err;
+        ASSERT_TRUE(L::resolve_layout(send, &ls, &err)) << err;
+        ASSERT_TRUE(L::resolve_layout(recv, &lr, &err)) << err;
+        ASSERT_EQ(ls.count, lr.count);
+        EXPECT_EQ(run_case(p, ls.type, lr.type, ls.count, 0xa11 + ls.count, false, Mem::cuda, Mem::cuda, 1), "")
+            << send << " into " << recv;
+    }
+}
+
+// ---- Errors ---------------------------------------------------------------------------------
+
+// A failed receive must leave its buffer as it was.
+std::string expect_error(Pair &p, const L::TypeDescPtr &send, int64_t scount, const L::TypeDescPtr &recv,
+                         int64_t rcount, int want_recv, int want_send, Mem smem, Mem rmem) {
+    Type st(*send), rt(*recv);
+    Buffer src(*send, scount, 1), dst(*recv, rcount, 2);
+    const std::vector<std::byte> poison = dst.bytes;
+    Placed src_at(src, smem), dst_at(dst, rmem);
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), rcount, rt.h, 7, ~0ull, nullptr);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), scount, st.h, 7, nullptr);
+    const int rs = p.wait(rreq), ss = p.wait(sreq);
+    if (rs != want_recv) return std::string("receive completed with ") + status_name(rs);
+    if (ss != want_send) return std::string("send completed with ") + status_name(ss);
+    dst_at.fetch();
+    if (dst.bytes != poison) return "the receive buffer was written";
+    return "";
+}
+
+TEST_F(Rndv, SignatureMismatchFailsBothSidesAndWritesNothing) {
+    const auto i64 = L::named(UCXDT_INT64);
+    // Rendezvous: both sides learn it. Eager: the sender completed when its message left.
+    EXPECT_EQ(expect_error(shared_pair(), L::vector(1000, 4, 6, dbl), 1, L::contiguous(4000, i64), 1,
+                           UCXDT_ERR_TYPE_MISMATCH, UCXDT_ERR_TYPE_MISMATCH), "");
+    EXPECT_EQ(expect_error(shared_pair(), L::contiguous(8, dbl), 1, L::contiguous(8, i64), 1,
+                           UCXDT_ERR_TYPE_MISMATCH, UCXDT_OK), "");
+}
+
+TEST_F(Rndv, TruncationFailsAndWritesNothing) {
+    const auto send = L::vector(1000, 4, 6, dbl);  // 32,000 bytes per element
+    EXPECT_EQ(expect_error(shared_pair(), send, 2, send, 1, UCXDT_ERR_TRUNCATED, UCXDT_ERR_TRUNCATED), "");
+    const auto small = L::contiguous(8, dbl);
+    EXPECT_EQ(expect_error(shared_pair(), small, 2, small, 1, UCXDT_ERR_TRUNCATED, UCXDT_OK), "");
+}
+
+TEST_F(Rndv, ShorterMessageThanTheReceiveIsFine) {
+    Pair &p = shared_pair();
+    const auto t = L::vector(1000, 4, 6, dbl);
+    Type h(*t);
+    Buffer src(*t, 2, 3), dst(*t, 5, 4);
+    const std::vector<std::byte> sent = packed(*t, src.ptr(), 2, 64000), poison = dst.bytes;
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 5, h.h, 8, ~0ull, nullptr);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq));
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 2, h.h, 8, nullptr);
+    while (ucxdt_request_check_status(rreq) == UCXDT_INPROGRESS) p.progress();
+    EXPECT_EQ(ucxdt_request_check_status(rreq), UCXDT_OK);
+    EXPECT_EQ(ucxdt_request_length(rreq), 64000);
+    ucxdt_request_free(rreq);
+    EXPECT_EQ(p.wait(sreq), UCXDT_OK);
+    EXPECT_EQ(check_received(*t, 5, dst, poison, sent, 64000), "");
+}
+
+TEST_F(Rndv, CancelOfAPostedReceive) {
+    Pair &p = shared_pair();
+    const auto t = doubles(4000, false);
+    Type h(*t);
+    Buffer dst(*t, 1, 9);
+    const std::vector<std::byte> poison = dst.bytes;
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 99, ~0ull, nullptr);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq));
+    ucxdt_request_cancel(p.w[1], rreq);
+    EXPECT_EQ(p.wait(rreq), UCXDT_ERR_CANCELED);
+    EXPECT_EQ(dst.bytes, poison);
+    // The tag is free again: a later message goes to a later receive.
+    EXPECT_EQ(run_case(p, t, t, 1, 10), "");
+}
+
+// ---- Completion callbacks (ucxdt_request_param_t) ------------------------------------------
+// What a callback saw; the test reads only this, never the request's status.
+struct Seen {
+    int calls = 0;
+    void *request = nullptr, *user_data = nullptr;
+    ucxdt_status_t status = UCXDT_ERR_UCX;
+    int64_t length = -1;
+    ucp_tag_t tag = 0;
+};
+
+// Progresses both workers until `done()` or kTimeout; false on the timeout.
+template <class Done>
+bool progress_until(Pair &p, Done done) {
+    const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        p.progress();
+    }
+    return true;
+}
+
+ucxdt_request_param_t callback_param(Seen *seen, bool recv) {
+    ucxdt_request_param_t prm{};
+    prm.field_mask = UCXDT_REQUEST_PARAM_FIELD_CALLBACK | UCXDT_REQUEST_PARAM_FIELD_USER_DATA;
+    if (recv) {
+        prm.cb.recv = [](void *req, ucxdt_status_t st, int64_t len, ucp_tag_t tag, void *ud) {
+            auto *s = static_cast<Seen *>(ud);
+            *s = Seen{s->calls + 1, req, ud, st, len, tag};
+            ucxdt_request_free(req);  // UCP's convention: the callback may release its request
+        };
+    } else {
+        prm.cb.send = [](void *req, ucxdt_status_t st, void *ud) {
+            auto *s = static_cast<Seen *>(ud);
+            *s = Seen{s->calls + 1, req, ud, st, -1, 0};
+            ucxdt_request_free(req);
+        };
+    }
+    prm.user_data = seen;
+    return prm;
+}
+
+// Eager (64 doubles, 512 B packed) and rendezvous (40,000 doubles in 20 fragments), each
+// completing only through its callback, which frees the request.
+TEST_F(Rndv, SendAndReceiveCompleteThroughTheirCallbacks) {
+    Pair &p = shared_pair();
+    for (int64_t n : {64, 40000}) {
+        const auto t = doubles(n, false);
+        Type h(*t);
+        Buffer src(*t, 1, n), dst(*t, 1, ~n);
+        const int64_t total = n * 8;
+        const std::vector<std::byte> sent = packed(*t, src.ptr(), 1, total), poison = dst.bytes;
+        Seen rs, ss;
+        const ucxdt_request_param_t rp = callback_param(&rs, true), sp = callback_param(&ss, false);
+        ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 0x51, ~0ull, &rp);
+        ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq)) << "a receive posted before its message cannot be complete";
+        ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x51, &sp);
+        ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreq)) << status_name(UCXDT_PTR_STATUS(sreq));
+        const bool send_async = sreq != nullptr;  // NULL: complete at once, and no callback comes
+        ASSERT_TRUE(progress_until(p, [&] { return rs.calls > 0 && (ss.calls > 0 || !send_async); }))
+            << n << " doubles: a callback never came";
+        for (int i = 0; i < 100; ++i) p.progress();  // a second call would show here
+        EXPECT_EQ(rs.calls, 1);
+        EXPECT_EQ(rs.request, rreq);
+        EXPECT_EQ(rs.user_data, &rs);
+        EXPECT_EQ(rs.status, UCXDT_OK);
+        EXPECT_EQ(rs.length, total);
+        EXPECT_EQ(rs.tag, 0x51u);
+        EXPECT_EQ(ss.calls, send_async ? 1 : 0);
+        if (send_async) {
+            EXPECT_EQ(ss.request, sreq);
+            EXPECT_EQ(ss.status, UCXDT_OK);
+        }
+        EXPECT_EQ(check_received(*t, 1, dst, poison, sent, total), "") << n << " doubles";
+    }
+    if (HasFailure()) return;
+    // The rendezvous send cannot complete before the receiver's RTR: it must have been a request.
+    Seen ss;
+    const auto t = doubles(40000, true);
+    Type h(*t);
+    Buffer src(*t, 1, 1), dst(*t, 1, 2);
+    const std::vector<std::byte> sent = packed(*t, src.ptr(), 1, 320000), poison = dst.bytes;
+    const ucxdt_request_param_t sp = callback_param(&ss, false);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x52, &sp);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(sreq));
+    EXPECT_EQ(p.wait(ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 0x52, ~0ull, nullptr)), UCXDT_OK);
+    ASSERT_TRUE(progress_until(p, [&] { return ss.calls > 0; }));
+    EXPECT_EQ(ss.status, UCXDT_OK);
+    EXPECT_EQ(check_received(*t, 1, dst, poison, sent, 320000), "");
+}
+
+// A chain in which every completion callback posts the next operation: each receive's callback
+// posts the next receive, each send's callback the next send. Sizes alternate between eager
+// and rendezvous; every message lands in its own buffer, in order.
+TEST_F(Rndv, CallbacksPostTheNextOperation) {
+    Pair &p = shared_pair();
+    constexpr int kMessages = 12;
+    struct Chain {
+        Pair *p;
+        std::vector<std::unique_ptr<Type>> types;
+        std::vector<L::TypeDescPtr> descs;
+        std::vector<Buffer> src, dst;
+        std::vector<std::vector<std::byte>> sent_bytes, poison;
+        int posted_recvs = 0, posted_sends = 0, recvs_done = 0, sends_done = 0;
+        std::vector<int64_t> lengths;
+        std::vector<ucxdt_status_t> errors;
+        ucxdt_request_param_t rp{}, sp{};
+
+        void post_recv() {
+            const int i = posted_recvs++;
+            ucxdt_status_ptr_t r = ucxdt_tag_recv_nbx(p->w[1], dst[i].ptr(), 1, types[i]->h, 0x600 + i, ~0ull, &rp);
+            if (UCXDT_PTR_IS_ERR(r)) errors.push_back(UCXDT_PTR_STATUS(r));
+            else if (!r) errors.push_back(UCXDT_ERR_UCX);  // complete before its send: impossible
+        }
+        void post_send() {
+            const int i = posted_sends++;
+            ucxdt_status_ptr_t r = ucxdt_tag_send_nbx(p->ep[0], src[i].ptr(), 1, types[i]->h, 0x600 + i, &sp);
+            if (UCXDT_PTR_IS_ERR(r)) errors.push_back(UCXDT_PTR_STATUS(r));
+            else if (!r) sent(UCXDT_OK);  // complete at once: no callback comes
+        }
+        void sent(ucxdt_status_t st) {
+            ++sends_done;
+            if (st != UCXDT_OK) errors.push_back(st);
+            else if (posted_sends < kMessages) post_send();
+        }
+    } c;
+    c.p = &p;
+    for (int i = 0; i < kMessages; ++i) {
+        const int64_t n = i % 2 ? 40000 : 64;
+        c.descs.push_back(doubles(n, i % 3 == 0));
+        c.types.push_back(std::make_unique<Type>(*c.descs.back()));
+        c.src.emplace_back(*c.descs.back(), 1, 0x700 + i);
+        c.dst.emplace_back(*c.descs.back(), 1, ~0x700ull - i);
+        c.sent_bytes.push_back(packed(*c.descs.back(), c.src.back().ptr(), 1, n * 8));
+        c.poison.push_back(c.dst.back().bytes);
+    }
+    c.rp.field_mask = c.sp.field_mask = UCXDT_REQUEST_PARAM_FIELD_CALLBACK | UCXDT_REQUEST_PARAM_FIELD_USER_DATA;
+    c.rp.user_data = c.sp.user_data = &c;
+    c.rp.cb.recv = [](void *req, ucxdt_status_t st, int64_t len, ucp_tag_t, void *ud) {
+        auto *ch = static_cast<Chain *>(ud);
+        ucxdt_request_free(req);
+        ++ch->recvs_done;
+        ch->lengths.push_back(len);
+        if (st != UCXDT_OK) ch->errors.push_back(st);
+        else if (ch->posted_recvs < kMessages) ch->post_recv();
+    };
+    c.sp.cb.send = [](void *req, ucxdt_status_t st, void *ud) {
+        ucxdt_request_free(req);
+        static_cast<Chain *>(ud)->sent(st);
+    };
+    c.post_recv();
+    c.post_send();
+    ASSERT_TRUE(progress_until(p, [&] {
+        return !c.errors.empty() || (c.recvs_done == kMessages && c.sends_done == kMessages);
+    })) << c.recvs_done << " receives and " << c.sends_done << " sends completed";
+    ASSERT_TRUE(c.errors.empty()) << status_name(c.errors.front());
+    for (int i = 0; i < kMessages; ++i) {
+        const int64_t total = (i % 2 ? 40000 : 64) * 8;
+        EXPECT_EQ(c.lengths[i], total) << "message " << i;
+        EXPECT_EQ(check_received(*c.descs[i], 1, c.dst[i], c.poison[i], c.sent_bytes[i], total), "")
+            << "message " << i;
+    }
+}
+
+// The fragment size model of the CUDA IPC pipeline: n = sqrt(P / (R c)) fragments, rounded to
+// the alignment and capped by the largest slot.
+TEST(RndvFragModel, FragmentsGrowAsTheSquareRootOfTheMessage) {
+    using ucxdt::rndv::pipeline_frag_bytes;
+    constexpr int64_t kAlign = 64 << 10, kMax = 32 << 20;
+    // 1 TB/s and 10 us a fragment: 8 MB in one piece, 128 MB in four (sqrt(12.8) = 3.6).
+    EXPECT_EQ(pipeline_frag_bytes(8000000, 1e12, 10e-6, kAlign, kMax), 123 * kAlign);
+    EXPECT_EQ(pipeline_frag_bytes(128000000, 1e12, 10e-6, kAlign, kMax), 489 * kAlign);
+    // Dearer fragments: fewer of them (128 MB at 40 us: sqrt(3.2) -> 2, capped by the slot).
+    EXPECT_EQ(pipeline_frag_bytes(128000000, 1e12, 40e-6, kAlign, kMax), kMax);
+    EXPECT_EQ(pipeline_frag_bytes(128000000, 1e12, 40e-6, kAlign, 1 << 30), 977 * kAlign);
+    // Cheaper ones: more (1 us: sqrt(128) -> 11 fragments of 11.6 MB).
+    EXPECT_EQ(pipeline_frag_bytes(128000000, 1e12, 1e-6, kAlign, kMax), 178 * kAlign);
+    // Nothing measured: one fragment, as large as a slot allows.
+    EXPECT_EQ(pipeline_frag_bytes(5000000, 0, 0, kAlign, kMax), 77 * kAlign);
+    EXPECT_EQ(pipeline_frag_bytes(128000000, 0, 10e-6, kAlign, kMax), kMax);
+    // Empty and tiny messages still get a positive size.
+    EXPECT_EQ(pipeline_frag_bytes(0, 1e12, 10e-6, kAlign, kMax), kAlign);
+    EXPECT_EQ(pipeline_frag_bytes(100, 1e12, 10e-6, 1, kMax), 100);
+}
+
+TEST(RndvWorker, CreateRejectsMissingFields) {
+    ucxdt_worker_params_t wp{};
+    ucxdt_worker_h w = nullptr;
+    EXPECT_EQ(ucxdt_worker_create(&wp, &w), UCXDT_ERR_INVALID_PARAM);
+    EXPECT_NE(std::string(ucxdt_last_error()), "");
+    EXPECT_EQ(ucxdt_worker_create(nullptr, &w), UCXDT_ERR_INVALID_PARAM);
+    EXPECT_EQ(w, nullptr);
+}
+
+TEST(RndvWorker, SendRejectsBadArguments) {
+    Pair &p = shared_pair();
+    ASSERT_EQ(p.error, "");
+    ucxdt_type_t t = UCXDT_TYPE_NULL;
+    ASSERT_EQ(ucxdt_type_contiguous(4, ucxdt_type_primitive(UCXDT_INT32), &t), UCXDT_OK);
+    char buf[16];
+    ucxdt_status_ptr_t r = ucxdt_tag_send_nbx(p.ep[0], buf, 1, t, 1, nullptr);  // not committed
+    EXPECT_TRUE(UCXDT_PTR_IS_ERR(r));
+    EXPECT_EQ(UCXDT_PTR_STATUS(r), UCXDT_ERR_NOT_COMMITTED);
+    ASSERT_EQ(ucxdt_type_commit(t), UCXDT_OK);
+    r = ucxdt_tag_send_nbx(p.ep[0], buf, -1, t, 1, nullptr);
+    EXPECT_EQ(UCXDT_PTR_STATUS(r), UCXDT_ERR_INVALID_PARAM);
+    ucxdt_type_free(&t);
+}
+
+// ---- Many outstanding requests --------------------------------------------------------------
+
+// 1,000 sends each way, all posted before any completes, through 8 staging slots per side: the
+// requests queue for slots and all complete, with their data.
+TEST(RndvMany, ThousandOutstandingEachWay) {
+    Pair p{Config{1024, 4096, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    constexpr int kN = 1000;
+    const auto t = L::vector(256, 4, 6, dbl);  // 8 KiB packed: 2 fragments
+    Type h(*t);
+    std::vector<Buffer> src, dst;
+    std::vector<std::vector<std::byte>> sent;
+    std::vector<ucxdt_status_ptr_t> reqs;
+    for (int i = 0; i < 2 * kN; ++i) {
+        src.emplace_back(*t, 1, 1000 + i);
+        dst.emplace_back(*t, 1, 5000 + i);
+        sent.push_back(packed(*t, src.back().ptr(), 1, 8192));
+    }
+    for (int i = 0; i < 2 * kN; ++i) {
+        const int from = i % 2;  // even: 0 -> 1, odd: 1 -> 0
+        reqs.push_back(ucxdt_tag_recv_nbx(p.w[1 - from], dst[i].ptr(), 1, h.h, i, ~0ull, nullptr));
+        reqs.push_back(ucxdt_tag_send_nbx(p.ep[from], src[i].ptr(), 1, h.h, i, nullptr));
+    }
+    for (size_t k = 0; k < reqs.size(); ++k) ASSERT_EQ(p.wait(reqs[k]), UCXDT_OK) << "request " << k;
+    for (int i = 0; i < 2 * kN; ++i) {
+        const Buffer fresh(*t, 1, 5000 + i);  // the receive buffer as it was: its gaps must be so
+        ASSERT_EQ(check_received(*t, 1, dst[i], fresh.bytes, sent[i], 8192), "") << "message " << i;
+    }
+}
+
+}  // namespace
