@@ -7,7 +7,8 @@
 #   ucxdt_add_layer(NAME [DEPENDS layer...] [LIBS target...])
 #     Object library ucxdt_<NAME> of src/<NAME>/*.cpp, its headers at "<NAME>/..." for itself
 #     and for every layer or target that links it; LIBS are the outside libraries whose headers
-#     it includes. Adds NAME to UCXDT_LAYERS (global property).
+#     it includes. Adds NAME to UCXDT_LAYERS, and the link directories it sees, its own and
+#     those of its dependencies, to UCXDT_LAYER_SEES_<NAME> (global properties).
 #   ucxdt_layer_headers(NAME DIR)
 #     Only the link directory: "<NAME>/..." reaches DIR's headers. Returns it in
 #     UCXDT_LAYER_INCLUDE_<NAME> (global property); used for kernels/, which nvcc builds apart.
@@ -38,21 +39,26 @@ function(ucxdt_add_layer name)
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
   target_include_directories(ucxdt_${name} PUBLIC "${_view}" "${PROJECT_SOURCE_DIR}/include")
+  set(_sees "${_view}")
   # Object libraries pass on include directories and link usage, never their objects: libucxdt
   # links every layer itself.
   foreach(_dep IN LISTS _l_DEPENDS)
+    get_property(_dep_view GLOBAL PROPERTY UCXDT_LAYER_INCLUDE_${_dep})
+    if(NOT _dep_view)
+      message(FATAL_ERROR "ucxdt layer ${name} depends on ${_dep}, which is not defined before it")
+    endif()
+    get_property(_dep_sees GLOBAL PROPERTY UCXDT_LAYER_SEES_${_dep})
+    list(APPEND _sees "${_dep_view}" ${_dep_sees})
     if(TARGET ucxdt_${_dep})
       target_link_libraries(ucxdt_${name} PUBLIC ucxdt_${_dep})
     else()
-      get_property(_dep_view GLOBAL PROPERTY UCXDT_LAYER_INCLUDE_${_dep})
-      if(NOT _dep_view)
-        message(FATAL_ERROR "ucxdt layer ${name} depends on ${_dep}, which is not defined before it")
-      endif()
       target_include_directories(ucxdt_${name} PUBLIC "${_dep_view}")
     endif()
   endforeach()
   if(_l_LIBS)
     target_link_libraries(ucxdt_${name} PUBLIC ${_l_LIBS})
   endif()
+  list(REMOVE_DUPLICATES _sees)
+  set_property(GLOBAL PROPERTY UCXDT_LAYER_SEES_${name} "${_sees}")
   set_property(GLOBAL APPEND PROPERTY UCXDT_LAYERS ${name})
 endfunction()
