@@ -101,3 +101,23 @@ function(ucxdt_add_mpi_bridge target mpi_target)
   target_compile_definitions(${target} PUBLIC OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
   target_link_options(${target} PRIVATE "LINKER:--no-undefined")
 endfunction()
+
+# ucxdt_add_pmpi(TARGET BRIDGE MPI_TARGET): the PMPI interposer (src/mpi/pmpi_*.cpp) as the
+# shared library TARGET, libucxdt_pmpi.so in <build>/pmpi/<TARGET>/, against MPI_TARGET's MPI and
+# that MPI's bridge BRIDGE. It exports the MPI_* calls it interposes and nothing else of its own.
+function(ucxdt_add_pmpi target bridge mpi_target)
+  file(GLOB _sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/mpi/pmpi_*.cpp")
+  add_library(${target} SHARED ${_sources})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ucxdt_pmpi
+    LIBRARY_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/pmpi/${target}"
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
+    INSTALL_RPATH "$ORIGIN")
+  get_property(_base_view GLOBAL PROPERTY UCXDT_LAYER_INCLUDE_base)
+  target_include_directories(${target} PRIVATE "${_base_view}")
+  target_link_libraries(${target} PRIVATE ${bridge} ucxdt ${mpi_target} CUDA::cudart ${CMAKE_DL_LIBS})
+  target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+endfunction()

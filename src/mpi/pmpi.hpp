@@ -1,0 +1,107 @@
+// The PMPI interposer (libucxdt_pmpi, include/ucxdt/pmpi.h): what its entry points share.
+// A (buffer, count, datatype) is *routed* when the datatype was imported into ucxdt at commit,
+// its plan for count is not contiguous, and the buffer is GPU memory (host memory too with
+// UCXDT_PMPI_HOST=1). A routed send packs into staging and sends the packed bytes as MPI_BYTE;
+// a routed receive lands in staging and is unpacked when the MPI completes it. Matching,
+// ordering, progress and statuses (byte counts) stay the MPI's.
+#pragma once
+
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <ucxdt/pmpi.h>
+#include <ucxdt/ucxdt.h>
+
+#include <cstdint>
+#include <memory>
+
+// The MPI entry points this library defines, the only symbols it exports.
+#define UCXDT_PMPI_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace ucxdt::pmpi {
+
+// ---- Settings (read once) ---------------------------------------------------------------
+struct Settings {
+    bool route_host;        // UCXDT_PMPI_HOST=y: host buffers through the CPU engine too
+    int cuda_aware;         // UCXDT_PMPI_CUDA_AWARE: 1 yes, 0 no, -1 ask the MPI
+    int64_t staging_keep;   // UCXDT_PMPI_STAGING_MB: staging kept for reuse, bytes
+    bool verbose;           // UCXDT_PMPI_VERBOSE=y: counters on stderr at MPI_Finalize
+};
+const Settings &settings();
+
+/// Whether the MPI moves device memory itself (staging in device memory), asked once.
+bool mpi_cuda_aware();
+
+// ---- Counters (ucxdt_pmpi_get_counters) -------------------------------------------------
+enum Counter { kSends, kRecvs, kCollectives, kPacks, kFallbacks, kNumCounters };
+void count_op(Counter c);
+
+// ---- Types imported at commit ---------------------------------------------------------------
+struct TypeEntry {
+    ucxdt_type_t type = nullptr;
+    int64_t size = 0;     // bytes of data per element
+    int64_t true_lb = 0;  // first data byte of element 0, relative to the buffer
+    ~TypeEntry();
+};
+using TypeRef = std::shared_ptr<const TypeEntry>;
+/// The imported type of `dt`, or null (predefined, never committed, or not importable). Holding
+/// the reference keeps it alive across MPI_Type_free, as MPI keeps pending operations' types.
+TypeRef find_type(MPI_Datatype dt);
+void forget_all_types();
+
+// ---- Memory and staging ---------------------------------------------------------------------
+enum class Where { kHost, kPinned, kDevice };
+struct Staging {
+    void *ptr = nullptr;
+    int64_t bytes = 0;     // capacity
+    Where where = Where::kHost;
+    int device = -1;
+};
+/// Staging of at least `bytes` bytes: reused from the pool, else allocated (never waits: an
+/// MPI_Isend must return whatever the peer does, MPI-4.1 3.7). Null ptr on allocation failure.
+Staging get_staging(int64_t bytes, Where where, int device);
+/// Back to the pool, or freed beyond UCXDT_PMPI_STAGING_MB.
+void put_staging(Staging &s);
+void release_all_staging();
+
+/// The GPU holding the byte at `p`, or -1 for host memory (or no GPU at all).
+int gpu_of(const void *p);
+
+// ---- Routing --------------------------------------------------------------------------------
+struct Route {
+    TypeRef type;
+    int64_t bytes = 0;  // packed bytes of (count, type)
+    Where staging = Where::kHost;
+    int device = -1;
+};
+/// Whether (buf, count, dt) goes through ucxdt; fills *r when it does.
+bool route(const void *buf, int64_t count, MPI_Datatype dt, Route *r);
+
+/// Packs (buf, count) of r into staging / unpacks `bytes` packed bytes into (buf, count).
+/// MPI_SUCCESS or an MPI error class, with ucxdt's message printed.
+int pack(const Route &r, const void *buf, int64_t count, void *packed);
+int unpack(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count);
+
+/// Reports `code` through comm's error handler, as the MPI would, and returns it.
+int fail(MPI_Comm comm, int code);
+
+// ---- Requests whose completion unpacks or releases staging -----------------------------
+struct Pending {
+    bool recv = false;
+    bool persistent = false;
+    bool active = true;     // persistent: started and not yet completed
+    Route r;
+    Staging s;
+    void *buf = nullptr;    // the application's buffer (a send's is only read)
+    int64_t count = 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+};
+/// Remembers routed request `req` until it completes (or, persistent, until it is freed).
+void track(MPI_Request req, Pending p);
+/// Completes the bookkeeping of routed request `key`, which the MPI has just completed with
+/// status *st and code rc: unpacks a receive, releases staging. Returns the request's code.
+/// A key that is not routed returns rc.
+int complete(MPI_Request key, MPI_Status *st, int rc);
+
+}  // namespace ucxdt::pmpi

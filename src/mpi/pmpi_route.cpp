@@ -1,0 +1,97 @@
+// Which (buffer, count, datatype) triples the interposer takes, and the packing it does for
+// them; its settings and counters.
+#include "pmpi.hpp"
+
+#include "base/env.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <dlfcn.h>
+
+namespace ucxdt::pmpi {
+
+namespace {
+std::atomic<uint64_t> counters[kNumCounters];
+}
+
+const Settings &settings() {
+    static const Settings s = [] {
+        Settings v;
+        v.route_host = env_flag("UCXDT_PMPI_HOST", false);
+        const char *ca = std::getenv("UCXDT_PMPI_CUDA_AWARE");
+        v.cuda_aware = (ca && *ca) ? (env_flag("UCXDT_PMPI_CUDA_AWARE", false) ? 1 : 0) : -1;
+        v.staging_keep = env_integer("UCXDT_PMPI_STAGING_MB", 256, 0, int64_t{1} << 20) << 20;
+        v.verbose = env_flag("UCXDT_PMPI_VERBOSE", false);
+        return v;
+    }();
+    return s;
+}
+
+bool mpi_cuda_aware() {
+    static const bool aware = [] {
+        if (settings().cuda_aware >= 0) return settings().cuda_aware == 1;
+        // Open MPI's extension (mpi-ext.h); looked up so that one source serves every MPI.
+        using Query = int (*)(void);
+        auto q = reinterpret_cast<Query>(dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support"));
+        return q && q() == 1;
+    }();
+    return aware;
+}
+
+void count_op(Counter c) { counters[c].fetch_add(1, std::memory_order_relaxed); }
+
+bool route(const void *buf, int64_t count, MPI_Datatype dt, Route *r) {
+    if (count <= 0) return false;
+    TypeRef t = find_type(dt);
+    if (!t || t->size == 0) return false;
+    ucxdt_plan_class_t cls;
+    int64_t blocks;
+    if (ucxdt_type_plan_info(t->type, count, &cls, &blocks) != UCXDT_OK || cls == UCXDT_PLAN_CONTIGUOUS)
+        return false;
+    // The first data byte tells the memory: buf may be MPI_BOTTOM with absolute displacements.
+    const void *first = reinterpret_cast<const void *>(reinterpret_cast<uintptr_t>(buf) +
+                                                       static_cast<uintptr_t>(t->true_lb));
+    const int device = gpu_of(first);
+    if (device < 0 && !settings().route_host) return false;
+    r->bytes = t->size * count;
+    if (r->bytes > INT32_MAX) return false;  // sent as one MPI_BYTE count (an int)
+    r->type = std::move(t);
+    r->device = device;
+    r->staging = device < 0 ? Where::kHost : (mpi_cuda_aware() ? Where::kDevice : Where::kPinned);
+    return true;
+}
+
+namespace {
+int report(const char *what) {
+    std::fprintf(stderr, "ucxdt_pmpi: %s failed: %s\n", what, ucxdt_last_error());
+    return MPI_ERR_INTERN;
+}
+}  // namespace
+
+int pack(const Route &r, const void *buf, int64_t count, void *packed) {
+    return ucxdt_pack_range(buf, count, r.type->type, 0, packed, r.bytes) == UCXDT_OK ? MPI_SUCCESS
+                                                                                       : report("pack");
+}
+
+int unpack(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count) {
+    if (bytes == 0) return MPI_SUCCESS;
+    return ucxdt_unpack_range(packed, 0, bytes, buf, count, r.type->type) == UCXDT_OK ? MPI_SUCCESS
+                                                                                      : report("unpack");
+}
+
+int fail(MPI_Comm comm, int code) {
+    PMPI_Comm_call_errhandler(comm, code);
+    return code;
+}
+
+}  // namespace ucxdt::pmpi
+
+extern "C" __attribute__((visibility("default"))) void ucxdt_pmpi_get_counters(ucxdt_pmpi_counters_t *out) {
+    using namespace ucxdt::pmpi;
+    if (!out) return;
+    out->sends = counters[kSends].load();
+    out->recvs = counters[kRecvs].load();
+    out->collectives = counters[kCollectives].load();
+    out->packs = counters[kPacks].load();
+    out->fallbacks = counters[kFallbacks].load();
+}
