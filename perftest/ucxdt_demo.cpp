@@ -6,8 +6,8 @@
 // Bandwidth counts packed bytes; MB = 2^20 bytes, as ucx_perftest prints it. Each figure is the
 // median over -n samples; a sample repeats the operation until it lasts about a millisecond so
 // that tiny layouts are not timer noise.
-#include "layouts/app_layouts.hpp"
-#include "layouts/typemap_walk.hpp"
+#include "support/app_layouts.hpp"
+#include "support/typemap_walk.hpp"
 
 #include <ucxdt/ucxdt.hpp>
 

@@ -14,8 +14,8 @@
 // GB/s = 1e9 bytes of packed data per second.
 //
 // Exit: 0 all verified; 1 a mismatch or a failed call; 2 usage; 77 no CUDA device (nothing run).
-#include "layouts/app_layouts.hpp"
-#include "layouts/typemap_walk.hpp"
+#include "support/app_layouts.hpp"
+#include "support/typemap_walk.hpp"
 
 #include <ucxdt/ucxdt.hpp>
 #include <ucxdt/ucxdt_cuda.h>

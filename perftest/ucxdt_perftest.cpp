@@ -16,8 +16,8 @@
 // A peer that dies or stops answering ends the run with an error naming it (exit status 3):
 // the UCP endpoint uses UCP's peer error handling, the out-of-band socket is watched for its
 // close while transfers are in flight, and every wait for the peer is bounded by -T.
-#include "layouts/registry.hpp"
-#include "layouts/typemap_walk.hpp"
+#include "support/registry.hpp"
+#include "support/typemap_walk.hpp"
 
 #include <ucxdt/ucp.h>
 #include <ucxdt/ucxdt_ucp.h>

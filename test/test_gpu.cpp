@@ -12,8 +12,8 @@
 // UCXDT_GPU_TEST_TRACE=1 (names each random type before its check: finds one that crashes), and
 // the engine's UCXDT_GPU_METHOD / UCXDT_STAGING_MB, which test/CMakeLists.txt sets in ctest
 // entries of their own because the engine reads them once per process.
-#include "layouts/app_layouts.hpp"
-#include "layouts/typemap_walk.hpp"
+#include "support/app_layouts.hpp"
+#include "support/typemap_walk.hpp"
 #include "support/layout_names.hpp"
 #include "support/random_desc.hpp"
 

@@ -1,10 +1,10 @@
 // Every application layout through the CPU engine, checked against the source's numbers and
-// against the reference type-map walker (perftest/layouts/typemap_walk), the same for layouts
-// that the registry (perftest/layouts/registry) builds from parameters, plus known answers for
+// against the reference type-map walker (test/support/typemap_walk), the same for layouts
+// that the registry (test/support/registry) builds from parameters, plus known answers for
 // the walker itself and the C++ wrappers.
-#include "layouts/app_layouts.hpp"
-#include "layouts/registry.hpp"
-#include "layouts/typemap_walk.hpp"
+#include "support/app_layouts.hpp"
+#include "support/registry.hpp"
+#include "support/typemap_walk.hpp"
 #include "support/layout_names.hpp"
 
 #include <ucxdt/ucxdt.hpp>

@@ -20,13 +20,13 @@
 #define MPICH_SKIP_MPICXX 1
 #include <ucxdt/mpi.h>
 
-#include "layouts/app_layouts.hpp"
-#include "layouts/type_desc.hpp"
+#include "support/app_layouts.hpp"
+#include "support/type_desc.hpp"
 #include "support/edge_desc.hpp"
 #include "support/mpi_desc.hpp"
 #include "support/mpi_deviations.hpp"
 #include "support/random_desc.hpp"
-#include "layouts/typemap_walk.hpp"
+#include "support/typemap_walk.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // small fragments so that every transfer cycles its staging slots many times, application
 // layouts and random types received into relayouts, signature mismatch, truncation, cancel,
 // and a thousand outstanding sends each way through a small staging pool.
-#include "layouts/registry.hpp"
+#include "support/registry.hpp"
 #include "support/layout_buffer.hpp"
 #include "support/rndv_support.hpp"
 #include "support/ucp_pair.hpp"

@@ -1,6 +1,6 @@
 #include "desc_traits.hpp"
 
-#include "layouts/typemap_walk.hpp"
+#include "support/typemap_walk.hpp"
 
 #include <algorithm>
 #include <numeric>

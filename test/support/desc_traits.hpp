@@ -3,7 +3,7 @@
 // the features of the edge categories (negative steps, overlap, near-limit bounds).
 #pragma once
 
-#include "layouts/type_desc.hpp"
+#include "support/type_desc.hpp"
 
 #include <cstdint>
 #include <functional>

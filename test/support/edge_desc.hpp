@@ -4,7 +4,7 @@
 // standard's answer (the reference walker) where the MPI is known to deviate.
 #pragma once
 
-#include "layouts/type_desc.hpp"
+#include "support/type_desc.hpp"
 #include "support/random_desc.hpp"
 
 #include <cstdint>

@@ -3,9 +3,9 @@
 // stream, and the check that a receive wrote exactly the map's bytes.
 #pragma once
 
-#include "layouts/app_layouts.hpp"
+#include "support/app_layouts.hpp"
 #include "support/layout_names.hpp"
-#include "layouts/typemap_walk.hpp"
+#include "support/typemap_walk.hpp"
 #include "support/random_desc.hpp"
 
 #include <ucxdt/ucxdt.h>

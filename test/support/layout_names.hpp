@@ -1,7 +1,7 @@
 // The application layouts as test parameters: built once, named for GoogleTest.
 #pragma once
 
-#include "layouts/app_layouts.hpp"
+#include "support/app_layouts.hpp"
 
 #include <cctype>
 #include <cstddef>

@@ -11,7 +11,7 @@
 #endif
 #include <mpi.h>
 
-#include "layouts/type_desc.hpp"
+#include "support/type_desc.hpp"
 
 namespace ucxdt::testing {
 

@@ -1,7 +1,7 @@
 #include "mpi_deviations.hpp"
 
 #include "desc_traits.hpp"
-#include "layouts/typemap_walk.hpp"
+#include "support/typemap_walk.hpp"
 
 #include <algorithm>
 #include <cstdio>

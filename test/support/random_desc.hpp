@@ -3,7 +3,7 @@
 // types with padding, negative extents and nonzero lb, all within MPI's int limits.
 #pragma once
 
-#include "layouts/type_desc.hpp"
+#include "support/type_desc.hpp"
 
 #include <cstdint>
 #include <random>

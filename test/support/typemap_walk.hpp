@@ -14,7 +14,7 @@
 //  - a block of length 0 contributes nothing, markers included; an empty type has lb = ub = 0.
 #pragma once
 
-#include "layouts/type_desc.hpp"
+#include "support/type_desc.hpp"
 
 #include <cstddef>
 #include <cstdint>
