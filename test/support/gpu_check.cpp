@@ -21,18 +21,6 @@ constexpr int64_t kSlack = 32;
 
 }  // namespace
 
-uint64_t env_u64(const char *name, uint64_t dflt) {
-    const char *v = std::getenv(name);
-    return v && *v ? std::strtoull(v, nullptr, 0) : dflt;
-}
-
-uint64_t mix(uint64_t z) {
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 int64_t uni(Rng &rng, int64_t a, int64_t b) {
     return std::uniform_int_distribution<int64_t>(a, b)(rng);
 }

@@ -12,6 +12,7 @@
 
 #include "support/app_layouts.hpp"
 #include "support/random_desc.hpp"
+#include "support/seeds.hpp"
 #include "support/typemap_walk.hpp"
 
 #include <ucxdt/ucxdt.h>
@@ -36,10 +37,8 @@ using Rng = T::Rng;
 using Pair = std::pair<int64_t, int64_t>;
 using Typed = std::vector<std::pair<L::TypeDescPtr, int64_t>>;  // (type, count)
 
-/// The environment variable `name` as a number (any base strtoull reads), `dflt` when unset.
-uint64_t env_u64(const char *name, uint64_t dflt);
-/// splitmix64: independent seeds for consecutive type numbers.
-uint64_t mix(uint64_t z);
+using T::env_u64;  // support/seeds.hpp
+using T::mix;
 /// A uniform integer in [a, b].
 int64_t uni(Rng &rng, int64_t a, int64_t b);
 
