@@ -26,6 +26,7 @@
 #include "support/mpi_desc.hpp"
 #include "support/mpi_deviations.hpp"
 #include "support/random_desc.hpp"
+#include "support/seeds.hpp"
 #include "support/typemap_walk.hpp"
 
 #include <gtest/gtest.h>
@@ -98,17 +99,8 @@ std::string err(ucxdt_status_t st) {
     return std::string(ucxdt_status_string(st)) + " (" + ucxdt_last_error() + ")";
 }
 
-uint64_t env_u64(const char *name, uint64_t dflt) {
-    const char *v = std::getenv(name);
-    return v && *v ? std::strtoull(v, nullptr, 0) : dflt;
-}
-
-uint64_t mix(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
+using T::env_u64;
+using T::mix;
 
 struct Bounds {
     int64_t size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
