@@ -82,24 +82,29 @@ foreach(_flavor IN ITEMS openmpi mpich)
   endif()
 endforeach()
 
-# ucxdt_add_mpi_bridge(TARGET MPI_TARGET): the bridge (src/mpi/mpi_import.cpp) as the
-# shared library TARGET, compiled and linked against MPI_TARGET's MPI only.
-function(ucxdt_add_mpi_bridge target mpi_target)
-  add_library(${target} SHARED "${PROJECT_SOURCE_DIR}/src/mpi/mpi_import.cpp")
+# A shared library of src/mpi: hidden symbols but for what it exports on purpose, versioned like
+# libucxdt, found beside it, seeing base/ (the error slot, settings) and no other internal folder.
+function(_ucxdt_mpi_library target)
+  add_library(${target} SHARED ${ARGN})
   set_target_properties(${target} PROPERTIES
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     VERSION ${PROJECT_VERSION}
     SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
     INSTALL_RPATH "$ORIGIN")
-  # It reports through libucxdt's error slot (base/error.hpp) and sees no other internal folder.
   get_property(_base_view GLOBAL PROPERTY UCXDT_LAYER_INCLUDE_base)
   target_include_directories(${target} PRIVATE "${_base_view}")
+  target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+endfunction()
+
+# ucxdt_add_mpi_bridge(TARGET MPI_TARGET): the bridge (src/mpi/mpi_import.cpp) as the
+# shared library TARGET, compiled and linked against MPI_TARGET's MPI only.
+function(ucxdt_add_mpi_bridge target mpi_target)
+  _ucxdt_mpi_library(${target} "${PROJECT_SOURCE_DIR}/src/mpi/mpi_import.cpp")
   # include/ucxdt/mpi.h speaks MPI_Datatype, so MPI is part of its interface.
   target_link_libraries(${target} PUBLIC ucxdt ${mpi_target})
   # Only MPI's C API: keep mpi.h from declaring the C++ bindings, whose library is not linked.
   target_compile_definitions(${target} PUBLIC OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
-  target_link_options(${target} PRIVATE "LINKER:--no-undefined")
 endfunction()
 
 # ucxdt_add_pmpi(TARGET BRIDGE MPI_TARGET): the PMPI interposer (src/mpi/pmpi_*.cpp) as the
@@ -107,17 +112,9 @@ endfunction()
 # that MPI's bridge BRIDGE. It exports the MPI_* calls it interposes and nothing else of its own.
 function(ucxdt_add_pmpi target bridge mpi_target)
   file(GLOB _sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/mpi/pmpi_*.cpp")
-  add_library(${target} SHARED ${_sources})
+  _ucxdt_mpi_library(${target} ${_sources})
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ucxdt_pmpi
-    LIBRARY_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/pmpi/${target}"
-    CXX_VISIBILITY_PRESET hidden
-    VISIBILITY_INLINES_HIDDEN ON
-    VERSION ${PROJECT_VERSION}
-    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
-    INSTALL_RPATH "$ORIGIN")
-  get_property(_base_view GLOBAL PROPERTY UCXDT_LAYER_INCLUDE_base)
-  target_include_directories(${target} PRIVATE "${_base_view}")
+    LIBRARY_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/pmpi/${target}")
   target_link_libraries(${target} PRIVATE ${bridge} ucxdt ${mpi_target} CUDA::cudart ${CMAKE_DL_LIBS})
-  target_link_options(${target} PRIVATE "LINKER:--no-undefined")
 endfunction()

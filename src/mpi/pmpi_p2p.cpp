@@ -96,14 +96,14 @@ int blocking_recv(const Route &r, void *buf, int count, MPI_Comm comm, MPI_Statu
     return rc;
 }
 
-template <typename Init>
-int persistent_send(const void *buf, int count, MPI_Datatype dt, MPI_Comm comm, MPI_Request *req, Init &&init) {
+int persistent_send(IsendFn init, const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *req) {
     Route r;
-    if (!route(buf, count, dt, &r)) return init(buf, count, dt, req);
+    if (!route(buf, count, dt, &r)) return init(buf, count, dt, dest, tag, comm, req);
     Pending pend;
     pend.s = get_staging(r.bytes, r.staging, r.device);
     if (!pend.s.ptr) return fail(comm, MPI_ERR_NO_MEM);
-    const int rc = init(pend.s.ptr, static_cast<int>(r.bytes), MPI_BYTE, req);
+    const int rc = init(pend.s.ptr, static_cast<int>(r.bytes), MPI_BYTE, dest, tag, comm, req);
     if (rc != MPI_SUCCESS) {
         put_staging(pend.s);
         return rc;
@@ -116,6 +116,17 @@ int persistent_send(const void *buf, int count, MPI_Datatype dt, MPI_Comm comm, 
     pend.comm = comm;
     track(*req, std::move(pend));
     return rc;
+}
+
+// MPI_Irecv and MPI_Recv_init, which take the same arguments.
+using IrecvFn = int (*)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+int posted_recv(IrecvFn fn, bool persistent, void *buf, int count, MPI_Datatype dt, int source, int tag,
+                MPI_Comm comm, MPI_Request *req) {
+    Route r;
+    if (!route(buf, count, dt, &r)) return fn(buf, count, dt, source, tag, comm, req);
+    return nonblocking_recv(r, buf, count, comm, req, persistent, [&](void *s, int n) {
+        return fn(s, n, MPI_BYTE, source, tag, comm, req);
+    });
 }
 
 }  // namespace
@@ -156,11 +167,7 @@ UCXDT_PMPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source
 
 UCXDT_PMPI_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                                 MPI_Request *req) {
-    Route r;
-    if (!route(buf, count, dt, &r)) return PMPI_Irecv(buf, count, dt, source, tag, comm, req);
-    return nonblocking_recv(r, buf, count, comm, req, false, [&](void *s, int n) {
-        return PMPI_Irecv(s, n, MPI_BYTE, source, tag, comm, req);
-    });
+    return posted_recv(PMPI_Irecv, false, buf, count, dt, source, tag, comm, req);
 }
 
 // Matched receives (MPI-4.1 3.8.3). The message's communicator is not known here, so errors of
@@ -228,28 +235,18 @@ UCXDT_PMPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt
 
 UCXDT_PMPI_EXPORT int MPI_Send_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                                     MPI_Request *req) {
-    return persistent_send(buf, count, dt, comm, req, [&](const void *b, int n, MPI_Datatype t, MPI_Request *q) {
-        return PMPI_Send_init(b, n, t, dest, tag, comm, q);
-    });
+    return persistent_send(PMPI_Send_init, buf, count, dt, dest, tag, comm, req);
 }
 UCXDT_PMPI_EXPORT int MPI_Ssend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                                      MPI_Request *req) {
-    return persistent_send(buf, count, dt, comm, req, [&](const void *b, int n, MPI_Datatype t, MPI_Request *q) {
-        return PMPI_Ssend_init(b, n, t, dest, tag, comm, q);
-    });
+    return persistent_send(PMPI_Ssend_init, buf, count, dt, dest, tag, comm, req);
 }
 UCXDT_PMPI_EXPORT int MPI_Rsend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                                      MPI_Request *req) {
-    return persistent_send(buf, count, dt, comm, req, [&](const void *b, int n, MPI_Datatype t, MPI_Request *q) {
-        return PMPI_Rsend_init(b, n, t, dest, tag, comm, q);
-    });
+    return persistent_send(PMPI_Rsend_init, buf, count, dt, dest, tag, comm, req);
 }
 
 UCXDT_PMPI_EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                                     MPI_Request *req) {
-    Route r;
-    if (!route(buf, count, dt, &r)) return PMPI_Recv_init(buf, count, dt, source, tag, comm, req);
-    return nonblocking_recv(r, buf, count, comm, req, true, [&](void *s, int n) {
-        return PMPI_Recv_init(s, n, MPI_BYTE, source, tag, comm, req);
-    });
+    return posted_recv(PMPI_Recv_init, true, buf, count, dt, source, tag, comm, req);
 }
