@@ -355,26 +355,6 @@ template <class B> B *displaced(B *p, int64_t off) {
     return reinterpret_cast<B *>(reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(off));
 }
 
-// The packed stream by the reference walker: the type map's bytes in order.
-Bytes reference_pack(const L::TypeDesc &d, int64_t count, const std::byte *origin) {
-    Bytes out;
-    ucxdt::ref::walk_typemap(d, count, [&](int64_t disp, int64_t len) {
-        const std::byte *p = displaced(origin, disp);
-        out.insert(out.end(), p, p + len);
-    });
-    return out;
-}
-
-// The reference walker's unpack of `stream` into `origin` (bytes outside the map untouched).
-void reference_unpack(const L::TypeDesc &d, int64_t count, const Bytes &stream,
-                      std::byte *origin) {
-    size_t pos = 0;
-    ucxdt::ref::walk_typemap(d, count, [&](int64_t disp, int64_t len) {
-        std::memcpy(origin + disp, stream.data() + pos, static_cast<size_t>(len));
-        pos += static_cast<size_t>(len);
-    });
-}
-
 // Whether ucxdt_type_from_mpi resized `imp`, the import of `desc`, to MPI's bounds: only then
 // is a node that is no resized type imported as one.
 bool import_resized(ucxdt_type_t imp, const L::TypeDesc &desc) {
@@ -576,8 +556,8 @@ std::string check_unpack(const L::TypeDesc &rel, int64_t count, ucxdt_type_t nat
     Bytes want = poison, mask(poison.size(), std::byte{0});
     const Bytes ones(std::max<size_t>(stream.size(), 1), std::byte{0xFF});
     Bytes want_ref = poison, mask_ref(poison.size(), std::byte{0});
-    reference_unpack(rel, count, stream, want_ref.data() + sp.origin);
-    reference_unpack(rel, count, ones, mask_ref.data() + sp.origin);
+    ucxdt::ref::unpack(rel, count, stream.data(), total, want_ref.data() + sp.origin);
+    ucxdt::ref::unpack(rel, count, ones.data(), total, mask_ref.data() + sp.origin);
     if (!by_mpi) {
         want = want_ref, mask = mask_ref;
     } else {
@@ -707,7 +687,7 @@ std::string check_desc(const L::TypeDesc &desc, int64_t count, uint64_t seed, T:
     Bytes src(static_cast<size_t>(sp.bytes));
     ucxdt::ref::fill_pattern(src.data(), sp.bytes, seed);
     const std::byte *origin = displaced(src.data(), sp.origin);
-    const Bytes want_ref = reference_pack(desc, count, origin);
+    const Bytes want_ref = ucxdt::ref::pack(desc, count, origin);
     // Where the library deviates, it is asked to pack only to see a deviation of its packing
     // show (MPICH 4.0's MPI_Pack divides by zero on some types of its bounds deviations), and
     // only if what its own bounds say it touches lies in the buffer (MPICH's struct bounds
@@ -1295,14 +1275,15 @@ TEST(Oracle, ApplicationLayouts) {
         ASSERT_EQ(mpi_pack(origin, lay.count, mt.t, expected), MPI_SUCCESS);
         expected.resize(static_cast<size_t>(total));
         EXPECT_EQ(check_pack(origin, lay.count, imp.t, nat.t, expected, rng, stats), "");
-        const Bytes packed_ref = reference_pack(*lay.type, lay.count, origin);
+        const Bytes packed_ref = ucxdt::ref::pack(*lay.type, lay.count, origin);
         EXPECT_TRUE(packed_ref == expected) << "reference pack differs from MPI_Pack";
 
         // Receive side: the same layout, poisoned alike for MPI_Unpack and ucxdt.
         Bytes poison(buf.size());
         ucxdt::ref::fill_pattern(poison.data(), lay.buffer_bytes, 999);
         Bytes want_ref = poison, want_mpi = poison, got = poison, got_imp = poison;
-        reference_unpack(*lay.type, lay.count, expected, want_ref.data() + lay.origin_bytes);
+        ucxdt::ref::unpack(*lay.type, lay.count, expected.data(), total,
+                           want_ref.data() + lay.origin_bytes);
         ASSERT_EQ(mpi_unpack(expected, want_mpi.data() + lay.origin_bytes, lay.count, mt.t),
                   MPI_SUCCESS);
         EXPECT_EQ(first_diff(want_ref.data(), want_mpi.data(), lay.buffer_bytes,
