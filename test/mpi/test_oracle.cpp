@@ -173,12 +173,6 @@ std::string first_diff(const std::byte *got, const std::byte *want, int64_t n,
     return "";
 }
 
-// Buffer for count elements of an MPI type, from MPI's own bounds.
-T::BufferSpan mpi_span(MPI_Datatype t, int64_t count, int64_t slack) {
-    const Bounds b = mpi_bounds(t);
-    return T::buffer_span(b.size, b.extent, b.true_lb, b.true_extent, count, slack);
-}
-
 // `out` holds at least one byte, so that its pointer is never null.
 int mpi_pack(const std::byte *in, int64_t count, MPI_Datatype t, Bytes &out) {
     int pos = 0;
@@ -339,14 +333,6 @@ bool operator==(const Bounds &a, const Bounds &b) {
 Bounds reference_bounds(const L::TypeDesc &d) {
     const ucxdt::ref::Bounds r = ucxdt::ref::type_bounds(d);
     return {r.size, r.lb, r.extent, r.size ? r.true_lb : 0, r.size ? r.true_extent : 0};
-}
-
-// A buffer holding what both MPI's and the reference's placement of the type map touch.
-T::BufferSpan joint_span(const L::TypeDesc &d, MPI_Datatype m, int64_t count, int64_t slack) {
-    const T::BufferSpan a = T::buffer_span(d, count, slack), b = mpi_span(m, count, slack);
-    if (a.bytes == INT64_MAX || b.bytes == INT64_MAX) return {INT64_MAX, 0};
-    const int64_t origin = std::max(a.origin, b.origin);
-    return {origin + std::max(a.bytes - a.origin, b.bytes - b.origin), origin};
 }
 
 // p + off for an offset that may leave the buffer by far (near-limit types pass a pointer
@@ -546,7 +532,7 @@ std::string check_unpack(const L::TypeDesc &rel, int64_t count, ucxdt_type_t nat
             if (blocks[i].first < blocks[i - 1].first + blocks[i - 1].second)
                 return "support: relayout overlaps at byte " + std::to_string(blocks[i].first);
     }
-    const T::BufferSpan sp = by_mpi ? joint_span(rel, mrel.t, count, 64)
+    const T::BufferSpan sp = by_mpi ? T::joint_span(rel, mrel.t, count, 64)
                                     : T::buffer_span(rel, count, 64);
     Bytes poison(static_cast<size_t>(sp.bytes));
     ucxdt::ref::fill_pattern(poison.data(), sp.bytes, seed ^ 0x5A5A5A5Aull);
@@ -675,7 +661,7 @@ std::string check_desc(const L::TypeDesc &desc, int64_t count, uint64_t seed, T:
 
     // A buffer for what the type map touches; where the library deviates, with room for it
     // to read elsewhere.
-    const T::BufferSpan sp = by_mpi ? joint_span(desc, mt.t, count, 0)
+    const T::BufferSpan sp = by_mpi ? T::joint_span(desc, mt.t, count, 0)
                                     : T::buffer_span(desc, count, 4096);
     if (sp.bytes > kMaxBuffer) {
         ++stats.metadata_only;
@@ -696,7 +682,7 @@ std::string check_desc(const L::TypeDesc &desc, int64_t count, uint64_t seed, T:
         return d->effect == T::Deviation::Effect::PACKING;
     });
     if (ask_mpi && !by_mpi) {
-        const T::BufferSpan m = mpi_span(mt.t, count, 0);
+        const T::BufferSpan m = T::mpi_span(mt.t, count, 0);
         ask_mpi = m.bytes != INT64_MAX && -m.origin >= -sp.origin &&
                   m.bytes - m.origin <= sp.bytes - sp.origin;
     }
@@ -865,7 +851,7 @@ TEST(OracleSoak, RandomTypes) {
 // The true lb and true extent of one element of `t` by MPI-4.1 5.1.8: the span of the bytes
 // its type map touches, as MPI_Unpack writes them (not as the library reports them).
 std::pair<int64_t, int64_t> touched_bounds(MPI_Datatype t) {
-    const T::BufferSpan sp = mpi_span(t, 1, 4096);
+    const T::BufferSpan sp = T::mpi_span(t, 1, 4096);
     Bytes buf(static_cast<size_t>(sp.bytes), std::byte{0});
     const Bytes ones(static_cast<size_t>(std::max<int64_t>(mpi_bounds(t).size, 1)), std::byte{0xFF});
     if (mpi_unpack(ones, buf.data() + sp.origin, 1, t) != MPI_SUCCESS) return {0, -1};
@@ -907,7 +893,7 @@ std::string check_import(MPI_Datatype t, ucxdt_type_t *keep = nullptr,
         c = committed.t;
     }
     for (int64_t count = 1; count <= 3; ++count) {
-        const T::BufferSpan sp = mpi_span(t, count, 0);
+        const T::BufferSpan sp = T::mpi_span(t, count, 0);
         Bytes src(static_cast<size_t>(sp.bytes));
         ucxdt::ref::fill_pattern(src.data(), sp.bytes, 77 + count);
         Bytes want(static_cast<size_t>(std::max<int64_t>(mb.size * count, 1))), got(want.size());
@@ -1263,7 +1249,7 @@ TEST(Oracle, ApplicationLayouts) {
             continue;
         }
         // The layout's buffer must hold what the type map touches.
-        const T::BufferSpan need = mpi_span(mt.t, lay.count, 0);
+        const T::BufferSpan need = T::mpi_span(mt.t, lay.count, 0);
         ASSERT_GE(lay.origin_bytes, need.origin) << "buffer too small below the origin";
         ASSERT_GE(lay.buffer_bytes - lay.origin_bytes, need.bytes - need.origin)
             << "buffer too small above the origin";
