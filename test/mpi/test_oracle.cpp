@@ -165,12 +165,6 @@ std::string first_diff(const std::byte *got, const std::byte *want, int64_t n,
     return "";
 }
 
-// Buffer for count elements of an MPI type, from MPI's own bounds.
-T::BufferSpan mpi_span(MPI_Datatype t, int64_t count, int64_t slack) {
-    const Bounds b = mpi_bounds(t);
-    return T::buffer_span(b.size, b.extent, b.true_lb, b.true_extent, count, slack);
-}
-
 // `out` holds at least one byte, so that its pointer is never null.
 int mpi_pack(const std::byte *in, int64_t count, MPI_Datatype t, Bytes &out) {
     int pos = 0;
@@ -333,38 +327,10 @@ Bounds reference_bounds(const L::TypeDesc &d) {
     return {r.size, r.lb, r.extent, r.size ? r.true_lb : 0, r.size ? r.true_extent : 0};
 }
 
-// A buffer holding what both MPI's and the reference's placement of the type map touch.
-T::BufferSpan joint_span(const L::TypeDesc &d, MPI_Datatype m, int64_t count, int64_t slack) {
-    const T::BufferSpan a = T::buffer_span(d, count, slack), b = mpi_span(m, count, slack);
-    if (a.bytes == INT64_MAX || b.bytes == INT64_MAX) return {INT64_MAX, 0};
-    const int64_t origin = std::max(a.origin, b.origin);
-    return {origin + std::max(a.bytes - a.origin, b.bytes - b.origin), origin};
-}
-
 // p + off for an offset that may leave the buffer by far (near-limit types pass a pointer
 // whose displacements bring it back): address arithmetic, not pointer arithmetic.
 template <class B> B *displaced(B *p, int64_t off) {
     return reinterpret_cast<B *>(reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(off));
-}
-
-// The packed stream by the reference walker: the type map's bytes in order.
-Bytes reference_pack(const L::TypeDesc &d, int64_t count, const std::byte *origin) {
-    Bytes out;
-    ucxdt::ref::walk_typemap(d, count, [&](int64_t disp, int64_t len) {
-        const std::byte *p = displaced(origin, disp);
-        out.insert(out.end(), p, p + len);
-    });
-    return out;
-}
-
-// The reference walker's unpack of `stream` into `origin` (bytes outside the map untouched).
-void reference_unpack(const L::TypeDesc &d, int64_t count, const Bytes &stream,
-                      std::byte *origin) {
-    size_t pos = 0;
-    ucxdt::ref::walk_typemap(d, count, [&](int64_t disp, int64_t len) {
-        std::memcpy(origin + disp, stream.data() + pos, static_cast<size_t>(len));
-        pos += static_cast<size_t>(len);
-    });
 }
 
 // Whether ucxdt_type_from_mpi resized `imp`, the import of `desc`, to MPI's bounds: only then
@@ -558,7 +524,7 @@ std::string check_unpack(const L::TypeDesc &rel, int64_t count, ucxdt_type_t nat
             if (blocks[i].first < blocks[i - 1].first + blocks[i - 1].second)
                 return "support: relayout overlaps at byte " + std::to_string(blocks[i].first);
     }
-    const T::BufferSpan sp = by_mpi ? joint_span(rel, mrel.t, count, 64)
+    const T::BufferSpan sp = by_mpi ? T::joint_span(rel, mrel.t, count, 64)
                                     : T::buffer_span(rel, count, 64);
     Bytes poison(static_cast<size_t>(sp.bytes));
     ucxdt::ref::fill_pattern(poison.data(), sp.bytes, seed ^ 0x5A5A5A5Aull);
@@ -568,8 +534,8 @@ std::string check_unpack(const L::TypeDesc &rel, int64_t count, ucxdt_type_t nat
     Bytes want = poison, mask(poison.size(), std::byte{0});
     const Bytes ones(std::max<size_t>(stream.size(), 1), std::byte{0xFF});
     Bytes want_ref = poison, mask_ref(poison.size(), std::byte{0});
-    reference_unpack(rel, count, stream, want_ref.data() + sp.origin);
-    reference_unpack(rel, count, ones, mask_ref.data() + sp.origin);
+    ucxdt::ref::unpack(rel, count, stream.data(), total, want_ref.data() + sp.origin);
+    ucxdt::ref::unpack(rel, count, ones.data(), total, mask_ref.data() + sp.origin);
     if (!by_mpi) {
         want = want_ref, mask = mask_ref;
     } else {
@@ -687,7 +653,7 @@ std::string check_desc(const L::TypeDesc &desc, int64_t count, uint64_t seed, T:
 
     // A buffer for what the type map touches; where the library deviates, with room for it
     // to read elsewhere.
-    const T::BufferSpan sp = by_mpi ? joint_span(desc, mt.t, count, 0)
+    const T::BufferSpan sp = by_mpi ? T::joint_span(desc, mt.t, count, 0)
                                     : T::buffer_span(desc, count, 4096);
     if (sp.bytes > kMaxBuffer) {
         ++stats.metadata_only;
@@ -699,7 +665,7 @@ std::string check_desc(const L::TypeDesc &desc, int64_t count, uint64_t seed, T:
     Bytes src(static_cast<size_t>(sp.bytes));
     ucxdt::ref::fill_pattern(src.data(), sp.bytes, seed);
     const std::byte *origin = displaced(src.data(), sp.origin);
-    const Bytes want_ref = reference_pack(desc, count, origin);
+    const Bytes want_ref = ucxdt::ref::pack(desc, count, origin);
     // Where the library deviates, it is asked to pack only to see a deviation of its packing
     // show (MPICH 4.0's MPI_Pack divides by zero on some types of its bounds deviations), and
     // only if what its own bounds say it touches lies in the buffer (MPICH's struct bounds
@@ -708,7 +674,7 @@ std::string check_desc(const L::TypeDesc &desc, int64_t count, uint64_t seed, T:
         return d->effect == T::Deviation::Effect::PACKING;
     });
     if (ask_mpi && !by_mpi) {
-        const T::BufferSpan m = mpi_span(mt.t, count, 0);
+        const T::BufferSpan m = T::mpi_span(mt.t, count, 0);
         ask_mpi = m.bytes != INT64_MAX && -m.origin >= -sp.origin &&
                   m.bytes - m.origin <= sp.bytes - sp.origin;
     }
@@ -877,7 +843,7 @@ TEST(OracleSoak, RandomTypes) {
 // The true lb and true extent of one element of `t` by MPI-4.1 5.1.8: the span of the bytes
 // its type map touches, as MPI_Unpack writes them (not as the library reports them).
 std::pair<int64_t, int64_t> touched_bounds(MPI_Datatype t) {
-    const T::BufferSpan sp = mpi_span(t, 1, 4096);
+    const T::BufferSpan sp = T::mpi_span(t, 1, 4096);
     Bytes buf(static_cast<size_t>(sp.bytes), std::byte{0});
     const Bytes ones(static_cast<size_t>(std::max<int64_t>(mpi_bounds(t).size, 1)), std::byte{0xFF});
     if (mpi_unpack(ones, buf.data() + sp.origin, 1, t) != MPI_SUCCESS) return {0, -1};
@@ -919,7 +885,7 @@ std::string check_import(MPI_Datatype t, ucxdt_type_t *keep = nullptr,
         c = committed.t;
     }
     for (int64_t count = 1; count <= 3; ++count) {
-        const T::BufferSpan sp = mpi_span(t, count, 0);
+        const T::BufferSpan sp = T::mpi_span(t, count, 0);
         Bytes src(static_cast<size_t>(sp.bytes));
         ucxdt::ref::fill_pattern(src.data(), sp.bytes, 77 + count);
         Bytes want(static_cast<size_t>(std::max<int64_t>(mb.size * count, 1))), got(want.size());
@@ -1275,7 +1241,7 @@ TEST(Oracle, ApplicationLayouts) {
             continue;
         }
         // The layout's buffer must hold what the type map touches.
-        const T::BufferSpan need = mpi_span(mt.t, lay.count, 0);
+        const T::BufferSpan need = T::mpi_span(mt.t, lay.count, 0);
         ASSERT_GE(lay.origin_bytes, need.origin) << "buffer too small below the origin";
         ASSERT_GE(lay.buffer_bytes - lay.origin_bytes, need.bytes - need.origin)
             << "buffer too small above the origin";
@@ -1287,14 +1253,15 @@ TEST(Oracle, ApplicationLayouts) {
         ASSERT_EQ(mpi_pack(origin, lay.count, mt.t, expected), MPI_SUCCESS);
         expected.resize(static_cast<size_t>(total));
         EXPECT_EQ(check_pack(origin, lay.count, imp.t, nat.t, expected, rng, stats), "");
-        const Bytes packed_ref = reference_pack(*lay.type, lay.count, origin);
+        const Bytes packed_ref = ucxdt::ref::pack(*lay.type, lay.count, origin);
         EXPECT_TRUE(packed_ref == expected) << "reference pack differs from MPI_Pack";
 
         // Receive side: the same layout, poisoned alike for MPI_Unpack and ucxdt.
         Bytes poison(buf.size());
         ucxdt::ref::fill_pattern(poison.data(), lay.buffer_bytes, 999);
         Bytes want_ref = poison, want_mpi = poison, got = poison, got_imp = poison;
-        reference_unpack(*lay.type, lay.count, expected, want_ref.data() + lay.origin_bytes);
+        ucxdt::ref::unpack(*lay.type, lay.count, expected.data(), total,
+                           want_ref.data() + lay.origin_bytes);
         ASSERT_EQ(mpi_unpack(expected, want_mpi.data() + lay.origin_bytes, lay.count, mt.t),
                   MPI_SUCCESS);
         EXPECT_EQ(first_diff(want_ref.data(), want_mpi.data(), lay.buffer_bytes,

@@ -1,5 +1,6 @@
 #include "mpi_desc.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <stdexcept>
 #include <string>
@@ -206,6 +207,21 @@ MPI_Datatype to_mpi(const TypeDesc &desc) {
         check(rc, desc, "MPI_Type_commit");
     }
     return t;
+}
+
+BufferSpan mpi_span(MPI_Datatype t, int64_t count, int64_t slack) {
+    MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    MPI_Type_size_x(t, &size);
+    MPI_Type_get_extent_x(t, &lb, &extent);
+    MPI_Type_get_true_extent_x(t, &true_lb, &true_extent);
+    return buffer_span(size, extent, true_lb, true_extent, count, slack);
+}
+
+BufferSpan joint_span(const TypeDesc &desc, MPI_Datatype t, int64_t count, int64_t slack) {
+    const BufferSpan a = buffer_span(desc, count, slack), b = mpi_span(t, count, slack);
+    if (a.bytes == INT64_MAX || b.bytes == INT64_MAX) return {INT64_MAX, 0};
+    const int64_t origin = std::max(a.origin, b.origin);
+    return {origin + std::max(a.bytes - a.origin, b.bytes - b.origin), origin};
 }
 
 }  // namespace ucxdt::testing

@@ -11,6 +11,7 @@
 #endif
 #include <mpi.h>
 
+#include "support/random_desc.hpp"  // BufferSpan
 #include "support/type_desc.hpp"
 
 namespace ucxdt::testing {
@@ -28,5 +29,14 @@ MPI_Datatype mpi_primitive(ucxdt_primitive_t p);
 /// MPI_COMM_WORLD and MPI_COMM_SELF), or the error handler decides. Not thread safe: MPI must be
 /// initialized and its calls serialized by the caller.
 MPI_Datatype to_mpi(const layouts::TypeDesc &desc);
+
+/// buffer_span by the MPI library's own size and bounds of `t`.
+BufferSpan mpi_span(MPI_Datatype t, int64_t count, int64_t slack);
+
+/// A buffer holding what both the MPI library's placement of `count` elements of `t` and the
+/// standard's (the reference walker's, of `desc`) touch: they differ where the library
+/// deviates. bytes INT64_MAX where either does not fit.
+BufferSpan joint_span(const layouts::TypeDesc &desc, MPI_Datatype t, int64_t count,
+                      int64_t slack);
 
 }  // namespace ucxdt::testing

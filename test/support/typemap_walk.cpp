@@ -1,6 +1,7 @@
 #include "typemap_walk.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 #include <unordered_map>
@@ -312,6 +313,28 @@ std::vector<Block> typemap_runs(const TypeDesc &desc, int64_t count) {
         else out.emplace_back(d, n);
     });
     return out;
+}
+
+std::vector<std::byte> pack(const TypeDesc &desc, int64_t count, const std::byte *origin) {
+    std::vector<std::byte> out;
+    walk_typemap(desc, count, [&](int64_t disp, int64_t len) {
+        // By integers: origin + disp may lie outside any object for near-limit types.
+        const auto *p = reinterpret_cast<const std::byte *>(reinterpret_cast<uintptr_t>(origin) +
+                                                            static_cast<uintptr_t>(disp));
+        out.insert(out.end(), p, p + len);
+    });
+    return out;
+}
+
+void unpack(const TypeDesc &desc, int64_t count, const std::byte *stream, int64_t n,
+            std::byte *origin) {
+    int64_t pos = 0;
+    walk_typemap(desc, count, [&](int64_t disp, int64_t len) {
+        const int64_t take = std::min(len, n - pos);
+        if (take <= 0) return;
+        std::memcpy(origin + disp, stream + pos, static_cast<size_t>(take));
+        pos += take;
+    });
 }
 
 void fill_pattern(std::byte *p, int64_t n, uint64_t seed) {

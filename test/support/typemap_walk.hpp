@@ -65,6 +65,16 @@ std::vector<Block> typemap_blocks(const TypeDesc &desc, int64_t count);
 /// it: the maximal contiguous byte runs in pack order.
 std::vector<Block> typemap_runs(const TypeDesc &desc, int64_t count);
 
+/// The packed stream of `count` elements of desc at `origin`: the type map's bytes in pack
+/// order, as MPI_Pack writes them.
+std::vector<std::byte> pack(const TypeDesc &desc, int64_t count, const std::byte *origin);
+
+/// The first `n` bytes of `stream` written over the type map of `count` elements of desc at
+/// `origin` in pack order, as a receive of n bytes does (n may end within an element, or
+/// within a primitive); every other byte is left alone.
+void unpack(const TypeDesc &desc, int64_t count, const std::byte *stream, int64_t n,
+            std::byte *origin);
+
 // ---- Buffer checks shared by tests and the demo -------------------------------------------
 
 /// Fills n bytes with a pattern that is a function of (seed, byte offset) only.
