@@ -1,8 +1,10 @@
 // Collectives whose datatypes describe layouts (MPI-4.1 6.7, 6.9, 8.6): the blocks of every peer
-// are packed into one staging buffer, the MPI's own collective moves them as MPI_BYTE with byte
-// counts and displacements (MPI_Alltoallv, MPI_Allgatherv, MPI_Neighbor_alltoallv), and the
-// received blocks are unpacked. A call is taken when some block is routed and every other block
-// is contiguous, so that it can be copied as bytes; otherwise the MPI has it all.
+// are packed into one staging buffer, the same collective of the MPI moves them as MPI_BYTE with
+// byte counts and displacements, and the received blocks are unpacked. A call is taken when some
+// block is routed and every other block is contiguous, so that it can be copied as bytes;
+// otherwise the MPI has it all. Each rank decides alone, so the MPI must see the same collective
+// either way: a rank that routes and one that does not then still match, as their blocks have
+// the same signatures (bytes on the wire, as for point-to-point).
 #include "pmpi.hpp"
 
 #include <cuda_runtime_api.h>
@@ -117,10 +119,10 @@ int unpack_blocks(const std::vector<Block> &blocks, const Side &side) {
     return MPI_SUCCESS;
 }
 
-enum class Kind { kAlltoallv, kAllgatherv, kNeighbor };
-
 // Returns false (nothing done) when the MPI should run the call itself; else *rc is its code.
-bool exchange(const std::vector<Block> &send, const std::vector<Block> &recv, Kind kind, MPI_Comm comm, int *rc) {
+// `run(s, r)` is the MPI's collective over the packed bytes of the two sides.
+template <typename Run>
+bool exchange(const std::vector<Block> &send, const std::vector<Block> &recv, MPI_Comm comm, int *rc, Run &&run) {
     Side s, r;
     const bool ok = s.prepare(send) && r.prepare(recv) && (s.any_routed || r.any_routed);
     if (!ok) {
@@ -131,29 +133,18 @@ bool exchange(const std::vector<Block> &send, const std::vector<Block> &recv, Ki
     *rc = pack_blocks(send, s);
     if (*rc != MPI_SUCCESS) {
         fail(comm, *rc);
-    } else {
-        // An error of the MPI's own call has been through the handler already.
-        switch (kind) {
-        case Kind::kAlltoallv:
-            *rc = PMPI_Alltoallv(s.s.ptr, s.bytes.data(), s.offsets.data(), MPI_BYTE, r.s.ptr, r.bytes.data(),
-                                 r.offsets.data(), MPI_BYTE, comm);
-            break;
-        case Kind::kAllgatherv:
-            *rc = PMPI_Allgatherv(s.s.ptr, s.bytes[0], MPI_BYTE, r.s.ptr, r.bytes.data(), r.offsets.data(), MPI_BYTE,
-                                  comm);
-            break;
-        case Kind::kNeighbor:
-            *rc = PMPI_Neighbor_alltoallv(s.s.ptr, s.bytes.data(), s.offsets.data(), MPI_BYTE, r.s.ptr, r.bytes.data(),
-                                          r.offsets.data(), MPI_BYTE, comm);
-            break;
-        }
-        if (*rc == MPI_SUCCESS && (*rc = unpack_blocks(recv, r)) != MPI_SUCCESS) fail(comm, *rc);
+    } else if ((*rc = run(s, r)) == MPI_SUCCESS) {  // the MPI's own errors went through its handler
+        if ((*rc = unpack_blocks(recv, r)) != MPI_SUCCESS) fail(comm, *rc);
     }
     put_staging(s.s);
     put_staging(r.s);
     if (*rc == MPI_SUCCESS) count_op(kCollectives);
     return true;
 }
+
+// MPI_BYTE for each of n blocks, and byte displacements as MPI_Aint (the w-collectives' types).
+std::vector<MPI_Datatype> bytes_types(size_t n) { return std::vector<MPI_Datatype>(n, MPI_BYTE); }
+std::vector<MPI_Aint> aint(const std::vector<int> &v) { return std::vector<MPI_Aint>(v.begin(), v.end()); }
 
 int comm_size(MPI_Comm comm) {
     int inter = 0, n = 0;
@@ -179,28 +170,48 @@ std::vector<Block> blocks_of(const void *buf, int n, const Count *counts, const 
     return b;
 }
 
-// Neighbours of a process topology (MPI-4.1 8.6): (sources, destinations), or false.
-bool neighbor_counts(MPI_Comm comm, int *in, int *out) {
-    int topo = MPI_UNDEFINED, rank = 0;
+// Neighbours of a process topology in the order of the neighbourhood collectives' blocks
+// (MPI-4.1 8.6): sources, then destinations; false without a topology.
+bool neighbors(MPI_Comm comm, std::vector<int> *sources, std::vector<int> *dests) {
+    int topo = MPI_UNDEFINED;
     PMPI_Topo_test(comm, &topo);
     if (topo == MPI_CART) {
         int nd = 0;
         PMPI_Cartdim_get(comm, &nd);
-        *in = *out = 2 * nd;
+        // Per dimension, the block of displacement -1 first, then +1; both directions name the
+        // same pair of ranks, which may be MPI_PROC_NULL at a non-periodic border.
+        for (int d = 0; d < nd; ++d) {
+            int lo, hi;
+            PMPI_Cart_shift(comm, d, 1, &lo, &hi);
+            sources->insert(sources->end(), {lo, hi});
+            dests->insert(dests->end(), {lo, hi});
+        }
         return true;
     }
     if (topo == MPI_GRAPH) {
+        int rank = 0, n = 0;
         PMPI_Comm_rank(comm, &rank);
-        PMPI_Graph_neighbors_count(comm, rank, in);
-        *out = *in;
+        PMPI_Graph_neighbors_count(comm, rank, &n);
+        sources->resize(static_cast<size_t>(n));
+        PMPI_Graph_neighbors(comm, rank, n, sources->data());
+        *dests = *sources;
         return true;
     }
     if (topo == MPI_DIST_GRAPH) {
-        int weighted = 0;
-        PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
+        int in = 0, out = 0, weighted = 0;
+        PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+        sources->resize(static_cast<size_t>(in));
+        dests->resize(static_cast<size_t>(out));
+        PMPI_Dist_graph_neighbors(comm, in, sources->data(), MPI_UNWEIGHTED, out, dests->data(), MPI_UNWEIGHTED);
         return true;
     }
     return false;
+}
+
+// Blocks of MPI_PROC_NULL neighbours move nothing: their receive blocks must stay untouched.
+void drop_null_peers(std::vector<Block> &blocks, const std::vector<int> &peers) {
+    for (size_t i = 0; i < blocks.size(); ++i)
+        if (peers[i] == MPI_PROC_NULL) blocks[i].count = 0;
 }
 
 }  // namespace
@@ -219,7 +230,12 @@ UCXDT_PMPI_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[],
         const auto send = sendbuf == MPI_IN_PLACE ? recv
                                                   : blocks_of(sendbuf, n, sendcounts, sdispls, 1, sendtypes,
                                                               MPI_DATATYPE_NULL);
-        if (exchange(send, recv, Kind::kAlltoallv, comm, &rc)) return rc;
+        if (exchange(send, recv, comm, &rc, [&](Side &s, Side &r) {
+                const auto types = bytes_types(static_cast<size_t>(n));
+                return PMPI_Alltoallw(s.s.ptr, s.bytes.data(), s.offsets.data(), types.data(), r.s.ptr,
+                                      r.bytes.data(), r.offsets.data(), types.data(), comm);
+            }))
+            return rc;
     }
     return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
@@ -234,7 +250,11 @@ UCXDT_PMPI_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[],
         const auto send = sendbuf == MPI_IN_PLACE
                               ? recv
                               : blocks_of(sendbuf, n, sendcounts, sdispls, extent_of(sendtype), nullptr, sendtype);
-        if (exchange(send, recv, Kind::kAlltoallv, comm, &rc)) return rc;
+        if (exchange(send, recv, comm, &rc, [&](Side &s, Side &r) {
+                return PMPI_Alltoallv(s.s.ptr, s.bytes.data(), s.offsets.data(), MPI_BYTE, r.s.ptr, r.bytes.data(),
+                                      r.offsets.data(), MPI_BYTE, comm);
+            }))
+            return rc;
     }
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
@@ -254,7 +274,11 @@ UCXDT_PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datat
         const auto send = sendbuf == MPI_IN_PLACE ? recv
                                                   : blocks_of(sendbuf, n, scounts.data(), sdispls.data(),
                                                               extent_of(sendtype), nullptr, sendtype);
-        if (exchange(send, recv, Kind::kAlltoallv, comm, &rc)) return rc;
+        // Every block has the packed size of (count, type) on each side.
+        if (exchange(send, recv, comm, &rc, [&](Side &s, Side &r) {
+                return PMPI_Alltoall(s.s.ptr, s.bytes[0], MPI_BYTE, r.s.ptr, r.bytes[0], MPI_BYTE, comm);
+            }))
+            return rc;
     }
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
@@ -270,7 +294,11 @@ UCXDT_PMPI_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Dat
         const auto recv = blocks_of(recvbuf, n, recvcounts, displs, extent_of(recvtype), nullptr, recvtype);
         // MPI_IN_PLACE: this rank's contribution already sits in its block of the receive layout.
         const std::vector<Block> send{sendbuf == MPI_IN_PLACE ? recv[rank] : Block{sendbuf, sendcount, sendtype}};
-        if (exchange(send, recv, Kind::kAllgatherv, comm, &rc)) return rc;
+        if (exchange(send, recv, comm, &rc, [&](Side &s, Side &r) {
+                return PMPI_Allgatherv(s.s.ptr, s.bytes[0], MPI_BYTE, r.s.ptr, r.bytes.data(), r.offsets.data(),
+                                       MPI_BYTE, comm);
+            }))
+            return rc;
     }
     return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
@@ -287,7 +315,10 @@ UCXDT_PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Data
         for (int i = 0; i < n; ++i) displs[i] = int64_t{i} * recvcount;
         const auto recv = blocks_of(recvbuf, n, counts.data(), displs.data(), extent_of(recvtype), nullptr, recvtype);
         const std::vector<Block> send{sendbuf == MPI_IN_PLACE ? recv[rank] : Block{sendbuf, sendcount, sendtype}};
-        if (exchange(send, recv, Kind::kAllgatherv, comm, &rc)) return rc;
+        if (exchange(send, recv, comm, &rc, [&](Side &s, Side &r) {
+                return PMPI_Allgather(s.s.ptr, s.bytes[0], MPI_BYTE, r.s.ptr, r.bytes[0], MPI_BYTE, comm);
+            }))
+            return rc;
     }
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
@@ -296,11 +327,21 @@ UCXDT_PMPI_EXPORT int MPI_Neighbor_alltoallw(const void *sendbuf, const int send
                                              const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                              MPI_Comm comm) {
-    int in = 0, out = 0, rc = MPI_SUCCESS;
-    if (neighbor_counts(comm, &in, &out)) {
-        const auto send = blocks_of(sendbuf, out, sendcounts, sdispls, 1, sendtypes, MPI_DATATYPE_NULL);
-        const auto recv = blocks_of(recvbuf, in, recvcounts, rdispls, 1, recvtypes, MPI_DATATYPE_NULL);
-        if (exchange(send, recv, Kind::kNeighbor, comm, &rc)) return rc;
+    std::vector<int> sources, dests;
+    int rc = MPI_SUCCESS;
+    if (neighbors(comm, &sources, &dests)) {
+        const int in = static_cast<int>(sources.size()), out = static_cast<int>(dests.size());
+        auto send = blocks_of(sendbuf, out, sendcounts, sdispls, 1, sendtypes, MPI_DATATYPE_NULL);
+        auto recv = blocks_of(recvbuf, in, recvcounts, rdispls, 1, recvtypes, MPI_DATATYPE_NULL);
+        drop_null_peers(send, dests);
+        drop_null_peers(recv, sources);
+        if (exchange(send, recv, comm, &rc, [&](Side &s, Side &r) {
+                const auto stypes = bytes_types(s.bytes.size()), rtypes = bytes_types(r.bytes.size());
+                const auto sdisp = aint(s.offsets), rdisp = aint(r.offsets);
+                return PMPI_Neighbor_alltoallw(s.s.ptr, s.bytes.data(), sdisp.data(), stypes.data(), r.s.ptr,
+                                               r.bytes.data(), rdisp.data(), rtypes.data(), comm);
+            }))
+            return rc;
     }
     return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                                    comm);
