@@ -1,0 +1,244 @@
+// halo3d: the halo exchange of a 3-D stencil code on a periodic process grid, as a plain MPI
+// program. Each rank owns NX x NY x NZ interior doubles inside a halo of width w; every step it
+// fills the interior with values that encode (global cell, step), exchanges the faces (7-point)
+// or faces, edges and corners (27-point) with its neighbours, and checks every received halo
+// cell and its own interior against what they must hold.
+//   -x datatype: each region is an MPI_Type_create_subarray of the whole array, committed once,
+//                moved by MPI_Irecv/MPI_Isend/MPI_Waitall (what an interposer can speed up);
+//   -x handpack: the program gathers each region into a contiguous buffer itself (a CUDA kernel
+//                on device memory, loops on host memory), sends doubles and scatters them back.
+// Only the exchange is timed: from after an MPI_Barrier to the end of MPI_Waitall (handpack:
+// of its unpack, kernels synchronized), reported as the median and minimum over iterations of
+// the slowest rank's time.
+#include "../common/box.cuh"
+
+#include <unistd.h>
+
+namespace {
+
+using namespace clients;
+
+struct Options {
+    long n[3] = {64, 64, 64};
+    long p[3] = {0, 0, 0};  // 0: MPI_Dims_create chooses
+    long width = 1;
+    int stencil = 7;
+    Mem mem = Mem::host;
+    bool handpack = false;
+    long iters = 100, warmup = 10;
+    bool csv = false;
+    double budget = 60;
+    bool hang = false;  // test of -T: rank 0 stops sending from step 1 on
+};
+
+const char *kUsage =
+    "usage: mpirun -np P halo3d [options]\n"
+    "  -g NX,NY,NZ   interior points per rank (64,64,64)      -w W   halo width (1)\n"
+    "  -p PX,PY,PZ   process grid (MPI_Dims_create's)          -s 7|27  stencil (7)\n"
+    "  -m host|device  memory of the grid (host)               -x datatype|handpack (datatype)\n"
+    "  -n N  timed iterations (100)   -W N  warm-up iterations (10)\n"
+    "  -f table|csv  csv: one row: halo3d,ranks,proc_grid,grid,width,stencil,mode,mem,messages,\n"
+    "                bytes_per_rank,iterations,median_us,min_us,mismatches\n"
+    "  -T S  abort when one iteration takes over S seconds (60)\n";
+
+std::string parse(int argc, char **argv, Options *o) {
+    std::vector<long> v;
+    std::string mem = "host", mode = "datatype", fmt = "table";
+    for (int c; (c = getopt(argc, argv, "g:p:w:s:m:x:n:W:f:T:H")) != -1;) {
+        switch (c) {
+        case 'g':
+        case 'p':
+            if (!parse_list(optarg, &v) || v.size() != 3) return std::string("-") + char(c) + " takes A,B,C";
+            std::copy(v.begin(), v.end(), c == 'g' ? o->n : o->p);
+            break;
+        case 'w': o->width = std::atol(optarg); break;
+        case 's': o->stencil = std::atoi(optarg); break;
+        case 'm': mem = optarg; break;
+        case 'x': mode = optarg; break;
+        case 'n': o->iters = std::atol(optarg); break;
+        case 'W': o->warmup = std::atol(optarg); break;
+        case 'f': fmt = optarg; break;
+        case 'T': o->budget = std::atof(optarg); break;
+        case 'H': o->hang = true; break;
+        default: return "unknown option";
+        }
+    }
+    if (optind != argc) return std::string("unexpected argument ") + argv[optind];
+    if (!parse_mem(mem, &o->mem)) return "-m takes host or device";
+    if (mode != "datatype" && mode != "handpack") return "-x takes datatype or handpack";
+    if (fmt != "table" && fmt != "csv") return "-f takes table or csv";
+    o->handpack = mode == "handpack", o->csv = fmt == "csv";
+    if (o->stencil != 7 && o->stencil != 27) return "-s takes 7 or 27";
+    if (o->width < 1) return "-w must be >= 1";
+    for (long x : o->n)
+        if (x < o->width) return "-g: every extent must be at least the halo width";
+    for (long x : o->p)
+        if (x < 0) return "-p: extents must be >= 0";
+    if (o->iters < 1 || o->warmup < 0 || o->budget <= 0) return "-n must be >= 1, -W >= 0, -T > 0";
+    return "";
+}
+
+// One neighbour: the interior region this rank sends toward direction d, and the halo region
+// that the neighbour there fills, with their committed types or contiguous buffers.
+struct Dir {
+    int d[3];
+    int peer = -1;
+    int send_tag = 0, recv_tag = 0;
+    Box send{}, recv{};
+    MPI_Datatype send_type = MPI_DATATYPE_NULL, recv_type = MPI_DATATYPE_NULL;
+    Buffer send_buf, recv_buf;  // handpack
+};
+
+// Directions are tagged by their index in the 3x3x3 cube: the neighbour sends the region for
+// -d with tag(-d). With periodic wrap a rank can be its own neighbour, or both neighbours of
+// one dimension can be the same rank; the tags keep those messages apart.
+int tag_of(const int d[3]) { return (d[0] + 1) * 9 + (d[1] + 1) * 3 + (d[2] + 1); }
+
+MPI_Datatype subarray(const Box &b) {
+    int sizes[3], subs[3], starts[3];
+    for (int i = 0; i < 3; ++i)
+        sizes[i] = int(b.dims[i]), subs[i] = int(b.sub[i]), starts[i] = int(b.start[i]);
+    MPI_Datatype t;
+    MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    g_prog = "halo3d";
+    Options o;
+    const std::string err = parse(argc, argv, &o);
+    if (const int rc = start(&argc, &argv, err, kUsage, o.mem); rc >= 0) return rc;
+    int size = 1, rank = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    Watchdog wd(o.budget);
+    wd.arm("setup", 0);
+
+    int pdims[3] = {int(o.p[0]), int(o.p[1]), int(o.p[2])}, periods[3] = {1, 1, 1}, coords[3];
+    const long fixed = std::max(1L, o.p[0]) * std::max(1L, o.p[1]) * std::max(1L, o.p[2]);
+    if (size % fixed) die("-p %ldx%ldx%ld does not fit %d ranks", o.p[0], o.p[1], o.p[2], size);
+    MPI_Dims_create(size, 3, pdims);
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, 3, pdims, periods, 0, &cart);
+    MPI_Comm_rank(cart, &rank);
+    MPI_Cart_coords(cart, rank, 3, coords);
+
+    const int64_t w = o.width;
+    Box all{};
+    Global global{};
+    for (int i = 0; i < 3; ++i) {
+        all.dims[i] = o.n[i] + 2 * w, all.start[i] = w, all.sub[i] = o.n[i];
+        global.origin[i] = int64_t{coords[i]} * o.n[i] - w, global.dims[i] = int64_t{pdims[i]} * o.n[i];
+    }
+    if (all.array_count() > INT32_MAX) die("-g: the array must hold fewer than 2^31 doubles");
+    std::vector<Dir> dirs;
+    int64_t bytes = 0;
+    for (int dx = -1; dx <= 1; ++dx)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dz = -1; dz <= 1; ++dz) {
+                const int d[3] = {dx, dy, dz}, nd[3] = {-dx, -dy, -dz};
+                const int axes = (dx != 0) + (dy != 0) + (dz != 0);
+                if (axes == 0 || (o.stencil == 7 && axes != 1)) continue;
+                Dir &r = dirs.emplace_back();
+                r.send = r.recv = all;
+                int pc[3];
+                for (int i = 0; i < 3; ++i) {
+                    const int64_t n = o.n[i];
+                    r.d[i] = d[i];
+                    pc[i] = ((coords[i] + d[i]) % pdims[i] + pdims[i]) % pdims[i];
+                    r.send.start[i] = d[i] > 0 ? n : w;  // the interior's layer next to side d
+                    r.recv.start[i] = d[i] < 0 ? 0 : d[i] > 0 ? n + w : w;
+                    r.send.sub[i] = r.recv.sub[i] = d[i] ? w : n;
+                }
+                MPI_Cart_rank(cart, pc, &r.peer);
+                r.send_tag = tag_of(d), r.recv_tag = tag_of(nd);
+                bytes += r.send.count() * int64_t{sizeof(double)};
+                if (o.handpack) {
+                    r.send_buf = Buffer(o.mem, size_t(r.send.count()) * sizeof(double));
+                    r.recv_buf = Buffer(o.mem, size_t(r.recv.count()) * sizeof(double));
+                } else {
+                    r.send_type = subarray(r.send), r.recv_type = subarray(r.recv);
+                }
+            }
+
+    Buffer grid(o.mem, size_t(all.array_count()) * sizeof(double));
+    grid.set_bytes(0);
+    double *a = grid.as<double>();
+    std::vector<double> host(o.mem == Mem::device ? size_t(all.array_count()) : 0);
+    cudaStream_t stream = nullptr;
+    if (o.mem == Mem::device) cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    std::vector<MPI_Request> reqs(2 * dirs.size());
+
+    auto exchange = [&](long step) {
+        size_t k = 0;
+        for (Dir &r : dirs) {
+            if (o.handpack) MPI_Irecv(r.recv_buf.get(), int(r.recv.count()), MPI_DOUBLE, r.peer, r.recv_tag, cart, &reqs[k++]);
+            else MPI_Irecv(a, 1, r.recv_type, r.peer, r.recv_tag, cart, &reqs[k++]);
+        }
+        if (o.handpack) {
+            for (Dir &r : dirs) box_copy(o.mem, stream, a, r.send, r.send_buf.as<double>(), true);
+            if (stream) cuda_check(cudaStreamSynchronize(stream), "pack kernels");
+        }
+        const bool mute = o.hang && rank == 0 && step >= 1;
+        for (Dir &r : dirs) {
+            if (mute) continue;
+            if (o.handpack) MPI_Isend(r.send_buf.get(), int(r.send.count()), MPI_DOUBLE, r.peer, r.send_tag, cart, &reqs[k++]);
+            else MPI_Isend(a, 1, r.send_type, r.peer, r.send_tag, cart, &reqs[k++]);
+        }
+        MPI_Waitall(int(k), reqs.data(), MPI_STATUSES_IGNORE);
+        if (o.handpack) {
+            for (Dir &r : dirs) box_copy(o.mem, stream, a, r.recv, r.recv_buf.as<double>(), false);
+            if (stream) cuda_check(cudaStreamSynchronize(stream), "unpack kernels");
+        }
+    };
+
+    std::vector<double> times;
+    long long bad_total = 0;
+    for (long step = 0; step < o.warmup + o.iters && bad_total == 0; ++step) {
+        wd.arm("step", step);
+        box_fill(o.mem, a, all, global, step);
+        MPI_Barrier(cart);
+        const double t0 = MPI_Wtime();
+        exchange(step);
+        const double t = MPI_Wtime() - t0;
+        // The interior must be as filled, every exchanged halo region as the neighbour's.
+        const double *view = a;
+        if (o.mem == Mem::device) grid.to_host(host.data()), view = host.data();
+        int budget = 5;
+        long long bad = box_mismatches(view, all, global, step, "interior", &budget);
+        for (const Dir &r : dirs) bad += box_mismatches(view, r.recv, global, step, "halo", &budget);
+        MPI_Allreduce(&bad, &bad_total, 1, MPI_LONG_LONG, MPI_SUM, cart);
+        const double tmax = max_over(t, cart);
+        if (step >= o.warmup) times.push_back(tmax);
+        if (bad_total && rank == 0)
+            std::fprintf(stderr, "halo3d: step %ld: %lld cells hold a wrong value (all ranks)\n", step, bad_total);
+    }
+    wd.disarm();
+
+    const Summary s = summarize(times);
+    const char *mode = o.handpack ? "handpack" : "datatype";
+    if (rank == 0 && o.csv) {
+        std::printf("halo3d,%d,%dx%dx%d,%ldx%ldx%ld,%ld,%d,%s,%s,%zu,%lld,%zu,%.3f,%.3f,%lld\n", size, pdims[0],
+                    pdims[1], pdims[2], o.n[0], o.n[1], o.n[2], o.width, o.stencil, mode, mem_name(o.mem),
+                    dirs.size(), static_cast<long long>(bytes), times.size(), s.median * 1e6, s.min * 1e6,
+                    bad_total);
+    } else if (rank == 0) {
+        std::printf("halo3d: %d ranks as %dx%dx%d (periodic), %ldx%ldx%ld interior + halo %ld per rank, "
+                    "%d-point (%zu messages), %s, %s memory\n",
+                    size, pdims[0], pdims[1], pdims[2], o.n[0], o.n[1], o.n[2], o.width, o.stencil, dirs.size(),
+                    mode, mem_name(o.mem));
+        std::printf("halo3d: %lld bytes per exchange per rank; %zu iterations after %ld warm-up\n",
+                    static_cast<long long>(bytes), times.size(), o.warmup);
+        std::printf("halo3d: exchange (slowest rank) median %.1f us, min %.1f us; %.3f GB/s per rank at the median\n",
+                    s.median * 1e6, s.min * 1e6, s.median > 0 ? bytes / s.median / 1e9 : 0.0);
+        std::printf("halo3d: %s\n", bad_total ? "FAILED: wrong values (above)" : "every halo and interior cell checked at every step");
+    }
+    for (Dir &r : dirs)
+        if (r.send_type != MPI_DATATYPE_NULL) MPI_Type_free(&r.send_type), MPI_Type_free(&r.recv_type);
+    if (stream) cudaStreamDestroy(stream);
+    MPI_Comm_free(&cart);
+    MPI_Finalize();
+    return bad_total ? 1 : 0;
+}
