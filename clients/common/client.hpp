@@ -3,13 +3,7 @@
 // the CUDA runtime, nothing of ucxdt: a preloaded PMPI interposer stays invisible to them.
 #pragma once
 
-// Only MPI's C API: the deprecated C++ bindings' library is not linked.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
+// MPI's C API only: clients/CMakeLists.txt defines OMPI_SKIP_MPICXX and MPICH_SKIP_MPICXX.
 #include <mpi.h>
 
 #include <cuda_runtime_api.h>
@@ -29,7 +23,7 @@
 
 namespace clients {
 
-inline const char *g_prog = "client";  // each main sets its name, for messages
+inline const char *g_prog = "client";  // the program's name in messages (start sets it)
 constexpr int kSkipped = 77;           // exit status of -m device without a GPU (CTest: Skipped)
 
 inline bool mpi_running() {
@@ -76,11 +70,52 @@ inline bool parse_list(const char *s, std::vector<long> *out) {
 }
 
 enum class Mem { host, device };
-inline bool parse_mem(const std::string &s, Mem *m) {
-    if (s == "host" || s == "device") return *m = s == "host" ? Mem::host : Mem::device, true;
-    return false;
-}
 inline const char *mem_name(Mem m) { return m == Mem::host ? "host" : "device"; }
+
+// The options every client takes: -m host|device, -n, -W, -f table|csv, -T. Each program sets
+// its own iteration defaults and passes the letters it does not know to take().
+struct CommonOptions {
+    static constexpr const char *kLetters = "m:n:W:f:T:";
+    Mem mem = Mem::host;
+    long iters = 100, warmup = 10;
+    bool csv = false;
+    double budget = 60;  // seconds per iteration
+
+    // Their lines of the usage text, with these values as the defaults.
+    std::string usage(const char *mem_what) const {
+        char text[512];
+        std::snprintf(text, sizeof text,
+                      "  -m host|device  memory of %s (host)\n"
+                      "  -n N  timed iterations (%ld)   -W N  warm-up iterations (%ld)\n"
+                      "  -T S  abort when one iteration takes over S seconds (%g)\n"
+                      "  -f table|csv  (csv: see below)\n",
+                      mem_what, iters, warmup, budget);
+        return text;
+    }
+    // Whether getopt's `c` is one of these; its argument is taken then.
+    bool take(int c, const char *arg) {
+        switch (c) {
+        case 'm': mem_ = arg; return true;
+        case 'n': iters = std::atol(arg); return true;
+        case 'W': warmup = std::atol(arg); return true;
+        case 'f': fmt_ = arg; return true;
+        case 'T': budget = std::atof(arg); return true;
+        default: return false;
+        }
+    }
+    // After getopt: "" or what is wrong (arguments left over included).
+    std::string check(int argc, char **argv, int optind) {
+        if (optind != argc) return std::string("unexpected argument ") + argv[optind];
+        if (mem_ != "host" && mem_ != "device") return "-m takes host or device";
+        if (fmt_ != "table" && fmt_ != "csv") return "-f takes table or csv";
+        mem = mem_ == "host" ? Mem::host : Mem::device, csv = fmt_ == "csv";
+        if (iters < 1 || warmup < 0 || budget <= 0) return "-n must be >= 1, -W >= 0, -T > 0";
+        return "";
+    }
+
+private:
+    std::string mem_ = "host", fmt_ = "table";
+};
 
 // A buffer where MPI sees it: page-aligned host memory or cudaMalloc'd device memory.
 class Buffer {
@@ -132,11 +167,18 @@ inline int launcher_local_rank() {
     return -1;
 }
 
-// MPI_Init, with the GPU of this process picked first for -m device (one per local rank,
-// round robin), so that the MPI and an interposer start on the device the buffers live on.
-// Returns -1 to go on, else the exit status with MPI finalized: 2 when `opt_error` is not empty
-// (rank 0 prints it and the usage), kSkipped when some rank has no GPU for -m device.
-inline int start(int *argc, char ***argv, const std::string &opt_error, const char *usage, Mem mem) {
+struct World {
+    int rank = 0, size = 1;
+};
+
+// MPI_Init as program `prog`, with the GPU of this process picked first for -m device (one per
+// local rank, round robin), so that the MPI and an interposer start on the device the buffers
+// live on. Returns -1 to go on, with *world set, else the exit status with MPI finalized: 2 when
+// `opt_error` is not empty (rank 0 prints it and the usage), kSkipped when some rank has no GPU
+// for -m device.
+inline int start(const char *prog, int *argc, char ***argv, const std::string &opt_error, const std::string &usage,
+                 Mem mem, World *world) {
+    g_prog = prog;
     int ndev = 0;
     const int local = launcher_local_rank();
     if (opt_error.empty() && mem == Mem::device) {
@@ -144,9 +186,10 @@ inline int start(int *argc, char ***argv, const std::string &opt_error, const ch
         if (ndev > 0 && local >= 0) cuda_check(cudaSetDevice(local % ndev), "cudaSetDevice");
     }
     MPI_Init(argc, argv);
-    const int rank = world_rank();
+    MPI_Comm_rank(MPI_COMM_WORLD, &world->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world->size);
     if (!opt_error.empty()) {
-        if (rank == 0) std::fprintf(stderr, "%s: %s\n%s", g_prog, opt_error.c_str(), usage);
+        if (world->rank == 0) std::fprintf(stderr, "%s: %s\n%s", g_prog, opt_error.c_str(), usage.c_str());
         MPI_Finalize();
         return 2;
     }
@@ -154,7 +197,7 @@ inline int start(int *argc, char ***argv, const std::string &opt_error, const ch
     if (ndev > 0 && local < 0) {  // the launcher did not say: ranks that share a node, by MPI
         MPI_Comm node;
         int node_rank = 0;
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world->rank, MPI_INFO_NULL, &node);
         MPI_Comm_rank(node, &node_rank);
         MPI_Comm_free(&node);
         cuda_check(cudaSetDevice(node_rank % ndev), "cudaSetDevice");
@@ -162,9 +205,19 @@ inline int start(int *argc, char ***argv, const std::string &opt_error, const ch
     int have = ndev > 0, all = 0;
     MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (all) return -1;
-    if (rank == 0) std::fprintf(stderr, "%s: -m device, but a rank found no GPU: skipped\n", g_prog);
+    if (world->rank == 0) std::fprintf(stderr, "%s: -m device, but a rank found no GPU: skipped\n", g_prog);
     MPI_Finalize();
     return kSkipped;
+}
+
+// A committed C-order subarray of `elem`; every extent must fit MPI's int.
+inline MPI_Datatype subarray(int ndims, const int64_t *sizes, const int64_t *subs, const int64_t *starts,
+                             MPI_Datatype elem) {
+    std::vector<int> a(sizes, sizes + ndims), b(subs, subs + ndims), c(starts, starts + ndims);
+    MPI_Datatype t;
+    MPI_Type_create_subarray(ndims, a.data(), b.data(), c.data(), MPI_ORDER_C, elem, &t);
+    MPI_Type_commit(&t);
+    return t;
 }
 
 // Bounds every wait: arm() starts a budget of `seconds`; if it runs out before the next arm()
@@ -235,6 +288,39 @@ inline double max_over(double v, MPI_Comm comm) {
     double m = 0;
     MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, comm);
     return m;
+}
+
+// Exchange times, the slowest rank's of each iteration after the warm-up, and the values found
+// wrong on all ranks.
+struct Steps {
+    std::vector<double> times;
+    long long wrong = 0;
+};
+
+// The timing loop of halo3d and transpose: for each step, fill(step) outside the clock, then
+// MPI_Barrier and the exchange alone between two MPI_Wtime (exchange(step) must finish its own
+// device work), then check(step), the number of wrong values on this rank. Stops after the first
+// step with wrong values anywhere; the watchdog bounds each step.
+template <typename Fill, typename Exchange, typename Check>
+Steps run_steps(const CommonOptions &o, Watchdog &wd, MPI_Comm comm, Fill &&fill, Exchange &&exchange,
+                Check &&check) {
+    Steps r;
+    for (long step = 0; step < o.warmup + o.iters && r.wrong == 0; ++step) {
+        wd.arm("step", step);
+        fill(step);
+        MPI_Barrier(comm);
+        const double t0 = MPI_Wtime();
+        exchange(step);
+        const double t = MPI_Wtime() - t0;
+        long long wrong = check(step);
+        MPI_Allreduce(&wrong, &r.wrong, 1, MPI_LONG_LONG, MPI_SUM, comm);
+        const double slowest = max_over(t, comm);
+        if (step >= o.warmup) r.times.push_back(slowest);
+        if (r.wrong && world_rank() == 0)
+            std::fprintf(stderr, "%s: step %ld: %lld values wrong (all ranks)\n", g_prog, step, r.wrong);
+    }
+    wd.disarm();
+    return r;
 }
 
 }  // namespace clients

@@ -18,33 +18,31 @@ namespace {
 
 using namespace clients;
 
-struct Options {
+struct Options : CommonOptions {
     long n[3] = {64, 64, 64};
     long p[3] = {0, 0, 0};  // 0: MPI_Dims_create chooses
     long width = 1;
     int stencil = 7;
-    Mem mem = Mem::host;
     bool handpack = false;
-    long iters = 100, warmup = 10;
-    bool csv = false;
-    double budget = 60;
     bool hang = false;  // test of -T: rank 0 stops sending from step 1 on
 };
 
-const char *kUsage =
-    "usage: mpirun -np P halo3d [options]\n"
-    "  -g NX,NY,NZ   interior points per rank (64,64,64)      -w W   halo width (1)\n"
-    "  -p PX,PY,PZ   process grid (MPI_Dims_create's)          -s 7|27  stencil (7)\n"
-    "  -m host|device  memory of the grid (host)               -x datatype|handpack (datatype)\n"
-    "  -n N  timed iterations (100)   -W N  warm-up iterations (10)\n"
-    "  -f table|csv  csv: one row: halo3d,ranks,proc_grid,grid,width,stencil,mode,mem,messages,\n"
-    "                bytes_per_rank,iterations,median_us,min_us,mismatches\n"
-    "  -T S  abort when one iteration takes over S seconds (60)\n";
+std::string usage() {
+    return "usage: mpirun -np P halo3d [options]\n"
+           "  -g NX,NY,NZ  interior points per rank (64,64,64)   -w W  halo width (1)\n"
+           "  -p PX,PY,PZ  process grid (MPI_Dims_create's)       -s 7|27  stencil (7)\n"
+           "  -x datatype|handpack  subarray types, or the program's packing (datatype)\n" +
+           Options{}.usage("the grid") +
+           "  csv: one row: halo3d,ranks,proc_grid,grid,width,stencil,mode,mem,messages,\n"
+           "       bytes_per_rank,iterations,median_us,min_us,mismatches\n";
+}
 
 std::string parse(int argc, char **argv, Options *o) {
     std::vector<long> v;
-    std::string mem = "host", mode = "datatype", fmt = "table";
-    for (int c; (c = getopt(argc, argv, "g:p:w:s:m:x:n:W:f:T:H")) != -1;) {
+    std::string mode = "datatype";
+    const std::string letters = std::string("g:p:w:s:x:H") + CommonOptions::kLetters;
+    for (int c; (c = getopt(argc, argv, letters.c_str())) != -1;) {
+        if (o->take(c, optarg)) continue;
         switch (c) {
         case 'g':
         case 'p':
@@ -53,28 +51,20 @@ std::string parse(int argc, char **argv, Options *o) {
             break;
         case 'w': o->width = std::atol(optarg); break;
         case 's': o->stencil = std::atoi(optarg); break;
-        case 'm': mem = optarg; break;
         case 'x': mode = optarg; break;
-        case 'n': o->iters = std::atol(optarg); break;
-        case 'W': o->warmup = std::atol(optarg); break;
-        case 'f': fmt = optarg; break;
-        case 'T': o->budget = std::atof(optarg); break;
         case 'H': o->hang = true; break;
         default: return "unknown option";
         }
     }
-    if (optind != argc) return std::string("unexpected argument ") + argv[optind];
-    if (!parse_mem(mem, &o->mem)) return "-m takes host or device";
+    if (std::string e = o->check(argc, argv, optind); !e.empty()) return e;
     if (mode != "datatype" && mode != "handpack") return "-x takes datatype or handpack";
-    if (fmt != "table" && fmt != "csv") return "-f takes table or csv";
-    o->handpack = mode == "handpack", o->csv = fmt == "csv";
+    o->handpack = mode == "handpack";
     if (o->stencil != 7 && o->stencil != 27) return "-s takes 7 or 27";
     if (o->width < 1) return "-w must be >= 1";
     for (long x : o->n)
         if (x < o->width) return "-g: every extent must be at least the halo width";
     for (long x : o->p)
         if (x < 0) return "-p: extents must be >= 0";
-    if (o->iters < 1 || o->warmup < 0 || o->budget <= 0) return "-n must be >= 1, -W >= 0, -T > 0";
     return "";
 }
 
@@ -94,25 +84,15 @@ struct Dir {
 // one dimension can be the same rank; the tags keep those messages apart.
 int tag_of(const int d[3]) { return (d[0] + 1) * 9 + (d[1] + 1) * 3 + (d[2] + 1); }
 
-MPI_Datatype subarray(const Box &b) {
-    int sizes[3], subs[3], starts[3];
-    for (int i = 0; i < 3; ++i)
-        sizes[i] = int(b.dims[i]), subs[i] = int(b.sub[i]), starts[i] = int(b.start[i]);
-    MPI_Datatype t;
-    MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
-    MPI_Type_commit(&t);
-    return t;
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
-    g_prog = "halo3d";
     Options o;
-    const std::string err = parse(argc, argv, &o);
-    if (const int rc = start(&argc, &argv, err, kUsage, o.mem); rc >= 0) return rc;
-    int size = 1, rank = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const std::string err = parse(argc, argv, &o);  // before start(), which needs o.mem
+    World world;
+    if (const int rc = start("halo3d", &argc, &argv, err, usage(), o.mem, &world); rc >= 0) return rc;
+    const int size = world.size;
+    int rank = 0;  // in the Cartesian communicator
     Watchdog wd(o.budget);
     wd.arm("setup", 0);
 
@@ -159,7 +139,8 @@ int main(int argc, char **argv) {
                     r.send_buf = Buffer(o.mem, size_t(r.send.count()) * sizeof(double));
                     r.recv_buf = Buffer(o.mem, size_t(r.recv.count()) * sizeof(double));
                 } else {
-                    r.send_type = subarray(r.send), r.recv_type = subarray(r.recv);
+                    r.send_type = subarray(3, r.send.dims, r.send.sub, r.send.start, MPI_DOUBLE);
+                    r.recv_type = subarray(3, r.recv.dims, r.recv.sub, r.recv.start, MPI_DOUBLE);
                 }
             }
 
@@ -194,51 +175,38 @@ int main(int argc, char **argv) {
         }
     };
 
-    std::vector<double> times;
-    long long bad_total = 0;
-    for (long step = 0; step < o.warmup + o.iters && bad_total == 0; ++step) {
-        wd.arm("step", step);
-        box_fill(o.mem, a, all, global, step);
-        MPI_Barrier(cart);
-        const double t0 = MPI_Wtime();
-        exchange(step);
-        const double t = MPI_Wtime() - t0;
-        // The interior must be as filled, every exchanged halo region as the neighbour's.
-        const double *view = a;
-        if (o.mem == Mem::device) grid.to_host(host.data()), view = host.data();
-        int budget = 5;
-        long long bad = box_mismatches(view, all, global, step, "interior", &budget);
-        for (const Dir &r : dirs) bad += box_mismatches(view, r.recv, global, step, "halo", &budget);
-        MPI_Allreduce(&bad, &bad_total, 1, MPI_LONG_LONG, MPI_SUM, cart);
-        const double tmax = max_over(t, cart);
-        if (step >= o.warmup) times.push_back(tmax);
-        if (bad_total && rank == 0)
-            std::fprintf(stderr, "halo3d: step %ld: %lld cells hold a wrong value (all ranks)\n", step, bad_total);
-    }
-    wd.disarm();
-
-    const Summary s = summarize(times);
+    const Steps run = run_steps(
+        o, wd, cart, [&](long step) { box_fill(o.mem, a, all, global, step); }, exchange,
+        [&](long step) {  // the interior as filled, every exchanged halo region as the neighbour's
+            const double *view = a;
+            if (o.mem == Mem::device) grid.to_host(host.data()), view = host.data();
+            int budget = 5;
+            long long bad = box_mismatches(view, all, global, step, "interior", &budget);
+            for (const Dir &r : dirs) bad += box_mismatches(view, r.recv, global, step, "halo", &budget);
+            return bad;
+        });
+    const Summary s = summarize(run.times);
     const char *mode = o.handpack ? "handpack" : "datatype";
     if (rank == 0 && o.csv) {
         std::printf("halo3d,%d,%dx%dx%d,%ldx%ldx%ld,%ld,%d,%s,%s,%zu,%lld,%zu,%.3f,%.3f,%lld\n", size, pdims[0],
                     pdims[1], pdims[2], o.n[0], o.n[1], o.n[2], o.width, o.stencil, mode, mem_name(o.mem),
-                    dirs.size(), static_cast<long long>(bytes), times.size(), s.median * 1e6, s.min * 1e6,
-                    bad_total);
+                    dirs.size(), static_cast<long long>(bytes), run.times.size(), s.median * 1e6, s.min * 1e6,
+                    run.wrong);
     } else if (rank == 0) {
         std::printf("halo3d: %d ranks as %dx%dx%d (periodic), %ldx%ldx%ld interior + halo %ld per rank, "
                     "%d-point (%zu messages), %s, %s memory\n",
                     size, pdims[0], pdims[1], pdims[2], o.n[0], o.n[1], o.n[2], o.width, o.stencil, dirs.size(),
                     mode, mem_name(o.mem));
         std::printf("halo3d: %lld bytes per exchange per rank; %zu iterations after %ld warm-up\n",
-                    static_cast<long long>(bytes), times.size(), o.warmup);
+                    static_cast<long long>(bytes), run.times.size(), o.warmup);
         std::printf("halo3d: exchange (slowest rank) median %.1f us, min %.1f us; %.3f GB/s per rank at the median\n",
                     s.median * 1e6, s.min * 1e6, s.median > 0 ? bytes / s.median / 1e9 : 0.0);
-        std::printf("halo3d: %s\n", bad_total ? "FAILED: wrong values (above)" : "every halo and interior cell checked at every step");
+        std::printf("halo3d: %s\n", run.wrong ? "FAILED: wrong values (above)" : "every halo and interior cell checked at every step");
     }
     for (Dir &r : dirs)
         if (r.send_type != MPI_DATATYPE_NULL) MPI_Type_free(&r.send_type), MPI_Type_free(&r.recv_type);
     if (stream) cudaStreamDestroy(stream);
     MPI_Comm_free(&cart);
     MPI_Finalize();
-    return bad_total ? 1 : 0;
+    return run.wrong ? 1 : 0;
 }

@@ -28,23 +28,18 @@ namespace L = ucxdt::layouts;
 
 constexpr int kWindow = 32, kDataTag = 1, kAckTag = 2;
 
-struct Options {
-    Mem mem = Mem::host;
+struct Options : CommonOptions {
     std::vector<L::Layout> layouts;
-    long iters = 100, warmup = 10;
-    bool csv = false;
-    double budget = 60;
 };
 
-const char *kUsage =
-    "usage: mpirun -np 2 mpi_layouts [options]\n"
-    "  -D spec,...  layouts by ucxdt_perftest's -D specs (repeatable; default: nas_mg_y,\n"
-    "               milc_su3_zdown,wrf_y_sa,fft2_scatter,triangular:n=1000)\n"
-    "  -m host|device  memory of the buffers (host)\n"
-    "  -n N  timed iterations of each test (100)   -W N  warm-up iterations (10)\n"
-    "  -f table|csv  csv: a header (client,layout,...), then mpi_layouts,layout,mem,packed_bytes,iterations,window,\n"
-    "                pingpong_dt_us,pingpong_contig_us,bw_dt_MBps,bw_contig_MBps,verified\n"
-    "  -T S  abort when one iteration takes over S seconds (60)\n";
+std::string usage() {
+    return "usage: mpirun -np 2 mpi_layouts [options]\n"
+           "  -D spec,...  layouts by ucxdt_perftest's -D specs (repeatable; default: nas_mg_y,\n"
+           "               milc_su3_zdown,wrf_y_sa,fft2_scatter,triangular:n=1000)\n" +
+           Options{}.usage("the buffers") +
+           "  csv: a header (client,layout,...), then per layout mpi_layouts,layout,mem,packed_bytes,\n"
+           "       iterations,window,pingpong_dt_us,pingpong_contig_us,bw_dt_MBps,bw_contig_MBps,verified\n";
+}
 
 // A -D list: a spec's own commas (fft2_scatter:N=512,P=4) stay with it, since the longest run of
 // comma-joined parts that names a layout is taken.
@@ -74,25 +69,13 @@ std::string add_layouts(const std::string &arg, std::vector<L::Layout> *out) {
 }
 
 std::string parse(int argc, char **argv, Options *o) {
-    std::string mem = "host", fmt = "table", e;
-    for (int c; (c = getopt(argc, argv, "D:m:n:W:f:T:")) != -1;) {
-        switch (c) {
-        case 'D':
-            if (!(e = add_layouts(optarg, &o->layouts)).empty()) return e;
-            break;
-        case 'm': mem = optarg; break;
-        case 'n': o->iters = std::atol(optarg); break;
-        case 'W': o->warmup = std::atol(optarg); break;
-        case 'f': fmt = optarg; break;
-        case 'T': o->budget = std::atof(optarg); break;
-        default: return "unknown option";
-        }
+    const std::string letters = std::string("D:") + CommonOptions::kLetters;
+    for (int c; (c = getopt(argc, argv, letters.c_str())) != -1;) {
+        if (o->take(c, optarg)) continue;
+        if (c != 'D') return "unknown option";
+        if (std::string e = add_layouts(optarg, &o->layouts); !e.empty()) return e;
     }
-    if (optind != argc) return std::string("unexpected argument ") + argv[optind];
-    if (!parse_mem(mem, &o->mem)) return "-m takes host or device";
-    if (fmt != "table" && fmt != "csv") return "-f takes table or csv";
-    o->csv = fmt == "csv";
-    if (o->iters < 1 || o->warmup < 0 || o->budget <= 0) return "-n must be >= 1, -W >= 0, -T > 0";
+    if (std::string e = o->check(argc, argv, optind); !e.empty()) return e;
     if (o->layouts.empty()) return add_layouts("nas_mg_y,milc_su3_zdown,wrf_y_sa,fft2_scatter,triangular:n=1000", &o->layouts);
     return "";
 }
@@ -196,14 +179,12 @@ bool verify(const L::Layout &lay, MPI_Datatype t, Buffer &buf, int rank, int fro
 }  // namespace
 
 int main(int argc, char **argv) {
-    g_prog = "mpi_layouts";
     Options o;
-    const std::string err = parse(argc, argv, &o);
-    if (const int rc = start(&argc, &argv, err, kUsage, o.mem); rc >= 0) return rc;
-    int size = 1, rank = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (size < 2) die("needs 2 ranks (ranks above 1 wait)");
+    const std::string err = parse(argc, argv, &o);  // before start(), which needs o.mem
+    World world;
+    if (const int rc = start("mpi_layouts", &argc, &argv, err, usage(), o.mem, &world); rc >= 0) return rc;
+    const int rank = world.rank;
+    if (world.size < 2) die("needs 2 ranks (ranks above 1 wait)");
     Watchdog wd(o.budget);
     Bench bench(o, rank, wd);
     if (rank == 0 && o.csv)

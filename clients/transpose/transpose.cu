@@ -19,52 +19,43 @@ namespace {
 
 using namespace clients;
 
-struct Options {
+struct Options : CommonOptions {
+    Options() { iters = 50, warmup = 5; }
     long n = 1024, m = 1024;
     bool complex = true;
-    Mem mem = Mem::host;
     bool handpack = false;
-    long iters = 50, warmup = 5;
-    bool csv = false;
-    double budget = 60;
 };
 
-const char *kUsage =
-    "usage: mpirun -np P transpose [options]\n"
-    "  -N N[,M]   global matrix of N rows and M columns (1024; M = N); N, M >= P\n"
-    "  -t complex|double  element type (complex: MPI_C_DOUBLE_COMPLEX)\n"
-    "  -m host|device     memory of the matrices (host)   -x alltoallw|handpack (alltoallw)\n"
-    "  -n N  timed iterations (50)   -W N  warm-up iterations (5)\n"
-    "  -f table|csv  csv: one row: transpose,ranks,N,M,type,mode,mem,bytes_total,iterations,\n"
-    "                median_us,min_us,mismatches\n"
-    "  -T S  abort when one iteration takes over S seconds (60)\n";
+std::string usage() {
+    return "usage: mpirun -np P transpose [options]\n"
+           "  -N N[,M]  global matrix of N rows and M columns (1024; M = N); N, M >= P\n"
+           "  -t complex|double  element type (complex: MPI_C_DOUBLE_COMPLEX)\n"
+           "  -x alltoallw|handpack  MPI_Alltoallw of subarrays, or the program's packing (alltoallw)\n" +
+           Options{}.usage("the matrices") +
+           "  csv: one row: transpose,ranks,N,M,type,mode,mem,bytes_total,iterations,median_us,min_us,\n"
+           "       mismatches\n";
+}
 
 std::string parse(int argc, char **argv, Options *o) {
     std::vector<long> v;
-    std::string type = "complex", mem = "host", mode = "alltoallw", fmt = "table";
-    for (int c; (c = getopt(argc, argv, "N:t:m:x:n:W:f:T:")) != -1;) {
+    std::string type = "complex", mode = "alltoallw";
+    const std::string letters = std::string("N:t:x:") + CommonOptions::kLetters;
+    for (int c; (c = getopt(argc, argv, letters.c_str())) != -1;) {
+        if (o->take(c, optarg)) continue;
         switch (c) {
         case 'N':
             if (!parse_list(optarg, &v) || v.size() > 2) return "-N takes N or N,M";
             o->n = v[0], o->m = v.back();
             break;
         case 't': type = optarg; break;
-        case 'm': mem = optarg; break;
         case 'x': mode = optarg; break;
-        case 'n': o->iters = std::atol(optarg); break;
-        case 'W': o->warmup = std::atol(optarg); break;
-        case 'f': fmt = optarg; break;
-        case 'T': o->budget = std::atof(optarg); break;
         default: return "unknown option";
         }
     }
-    if (optind != argc) return std::string("unexpected argument ") + argv[optind];
+    if (std::string e = o->check(argc, argv, optind); !e.empty()) return e;
     if (type != "complex" && type != "double") return "-t takes complex or double";
-    if (!parse_mem(mem, &o->mem)) return "-m takes host or device";
     if (mode != "alltoallw" && mode != "handpack") return "-x takes alltoallw or handpack";
-    if (fmt != "table" && fmt != "csv") return "-f takes table or csv";
-    o->complex = type == "complex", o->handpack = mode == "handpack", o->csv = fmt == "csv";
-    if (o->iters < 1 || o->warmup < 0 || o->budget <= 0) return "-n must be >= 1, -W >= 0, -T > 0";
+    o->complex = type == "complex", o->handpack = mode == "handpack";
     return "";
 }
 
@@ -72,26 +63,14 @@ std::string parse(int argc, char **argv, Options *o) {
 int64_t block_len(int64_t n, int parts, int p) { return n / parts + (p < n % parts); }
 int64_t block_off(int64_t n, int parts, int p) { return p * (n / parts) + std::min<int64_t>(p, n % parts); }
 
-MPI_Datatype subarray2d(int64_t rows, int64_t cols, int64_t sub_rows, int64_t sub_cols, int64_t row0,
-                        int64_t col0, MPI_Datatype elem) {
-    const int sizes[2] = {int(rows), int(cols)}, subs[2] = {int(sub_rows), int(sub_cols)},
-              starts[2] = {int(row0), int(col0)};
-    MPI_Datatype t;
-    MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, elem, &t);
-    MPI_Type_commit(&t);
-    return t;
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
-    g_prog = "transpose";
     Options o;
-    const std::string err = parse(argc, argv, &o);
-    if (const int rc = start(&argc, &argv, err, kUsage, o.mem); rc >= 0) return rc;
-    int size = 1, me = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    const std::string err = parse(argc, argv, &o);  // before start(), which needs o.mem
+    World world;
+    if (const int rc = start("transpose", &argc, &argv, err, usage(), o.mem, &world); rc >= 0) return rc;
+    const int size = world.size, me = world.rank;
     Watchdog wd(o.budget);
     wd.arm("setup", 0);
     // Subarrays of a 0 extent are refused by Open MPI 4.1, and a rank without rows has no slab.
@@ -121,8 +100,10 @@ int main(int argc, char **argv) {
             scount[p] = int(rlen[me] * k * clen[p]), sdispl[p] = int(rlen[me] * k * coff[p]);
             rcount[p] = int(rlen[p] * k * clen[me]), rdispl[p] = int(roff[p] * k * clen[me]);
         } else {
-            stypes[p] = subarray2d(rlen[me], o.m, rlen[me], clen[p], 0, coff[p], elem);
-            rtypes[p] = subarray2d(o.n, clen[me], rlen[p], clen[me], roff[p], 0, elem);
+            const int64_t slab[2] = {rlen[me], o.m}, cols[2] = {rlen[me], clen[p]}, at_col[2] = {0, coff[p]};
+            const int64_t output[2] = {o.n, clen[me]}, rows[2] = {rlen[p], clen[me]}, at_row[2] = {roff[p], 0};
+            stypes[p] = subarray(2, slab, cols, at_col, elem);
+            rtypes[p] = subarray(2, output, rows, at_row, elem);
         }
     }
     cudaStream_t stream = nullptr;
@@ -144,43 +125,36 @@ int main(int argc, char **argv) {
                           rdispl.data(), MPI_DOUBLE, MPI_COMM_WORLD);
     };
 
-    std::vector<double> host(size_t(out.count())), times;
-    long long bad_total = 0;
-    for (long step = 0; step < o.warmup + o.iters && bad_total == 0; ++step) {
-        wd.arm("iteration", step);
-        box_fill(o.mem, src.as<double>(), in, in_at, step);
-        dst.set_bytes(0xff);  // NaN: an element left unwritten never passes
-        MPI_Barrier(MPI_COMM_WORLD);
-        const double t0 = MPI_Wtime();
-        exchange();
-        const double t = MPI_Wtime() - t0;
-        dst.to_host(host.data());
-        int budget = 5;
-        long long bad = box_mismatches(host.data(), out, out_at, step, "output", &budget);
-        MPI_Allreduce(&bad, &bad_total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-        const double tmax = max_over(t, MPI_COMM_WORLD);
-        if (step >= o.warmup) times.push_back(tmax);
-        if (bad_total && me == 0)
-            std::fprintf(stderr, "transpose: iteration %ld: %lld elements wrong (all ranks)\n", step, bad_total);
-    }
-    wd.disarm();
+    std::vector<double> host(size_t(out.count()));
+    const Steps run = run_steps(
+        o, wd, MPI_COMM_WORLD,
+        [&](long step) {
+            box_fill(o.mem, src.as<double>(), in, in_at, step);
+            dst.set_bytes(0xff);  // NaN: an element left unwritten never passes
+        },
+        [&](long) { exchange(); },
+        [&](long step) {
+            dst.to_host(host.data());
+            int budget = 5;
+            return box_mismatches(host.data(), out, out_at, step, "output", &budget);
+        });
 
-    const Summary s = summarize(times);
+    const Summary s = summarize(run.times);
     const long long total = static_cast<long long>(o.n * o.m * k * int64_t{sizeof(double)});
     const char *type = o.complex ? "complex" : "double", *mode = o.handpack ? "handpack" : "alltoallw";
     if (me == 0 && o.csv) {
         std::printf("transpose,%d,%ld,%ld,%s,%s,%s,%lld,%zu,%.3f,%.3f,%lld\n", size, o.n, o.m, type, mode,
-                    mem_name(o.mem), total, times.size(), s.median * 1e6, s.min * 1e6, bad_total);
+                    mem_name(o.mem), total, run.times.size(), s.median * 1e6, s.min * 1e6, run.wrong);
     } else if (me == 0) {
         std::printf("transpose: %d ranks, %ld x %ld %s, rows to columns by %s%s, %s memory\n", size, o.n, o.m, type,
                     mode, o.handpack ? (even ? " (MPI_Alltoall)" : " (MPI_Alltoallv)") : "", mem_name(o.mem));
-        std::printf("transpose: %lld bytes in all; %zu iterations after %ld warm-up\n", total, times.size(), o.warmup);
+        std::printf("transpose: %lld bytes in all; %zu iterations after %ld warm-up\n", total, run.times.size(), o.warmup);
         std::printf("transpose: exchange (slowest rank) median %.1f us, min %.1f us; %.3f GB/s in all at the median\n",
                     s.median * 1e6, s.min * 1e6, s.median > 0 ? total / s.median / 1e9 : 0.0);
-        std::printf("transpose: %s\n", bad_total ? "FAILED: wrong elements (above)" : "every output element checked at every iteration");
+        std::printf("transpose: %s\n", run.wrong ? "FAILED: wrong elements (above)" : "every output element checked at every iteration");
     }
     for (int p = 0; p < size && !o.handpack; ++p) MPI_Type_free(&stypes[p]), MPI_Type_free(&rtypes[p]);
     if (stream) cudaStreamDestroy(stream);
     MPI_Finalize();
-    return bad_total ? 1 : 0;
+    return run.wrong ? 1 : 0;
 }
