@@ -1,5 +1,6 @@
-// What the MPI clients share: memory of either kind, the choice of GPU, the start that skips a
-// run without one, a watchdog that turns a hang into MPI_Abort, and medians. Plain MPI-3.1 and
+// What the MPI clients share: the common options, memory of either kind, the choice of GPU, the
+// start that skips a run without one, a watchdog that turns a hang into MPI_Abort, the timing
+// loop and medians. Plain MPI-3.1 and
 // the CUDA runtime, nothing of ucxdt: a preloaded PMPI interposer stays invisible to them.
 #pragma once
 

@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
 
     int pdims[3] = {int(o.p[0]), int(o.p[1]), int(o.p[2])}, periods[3] = {1, 1, 1}, coords[3];
     const long fixed = std::max(1L, o.p[0]) * std::max(1L, o.p[1]) * std::max(1L, o.p[2]);
-    if (size % fixed) die("-p %ldx%ldx%ld does not fit %d ranks", o.p[0], o.p[1], o.p[2], size);
+    if (size % fixed || (o.p[0] && o.p[1] && o.p[2] && fixed != size)) die("-p %ldx%ldx%ld does not fit %d ranks", o.p[0], o.p[1], o.p[2], size);
     MPI_Dims_create(size, 3, pdims);
     MPI_Comm cart;
     MPI_Cart_create(MPI_COMM_WORLD, 3, pdims, periods, 0, &cart);
