@@ -1,0 +1,246 @@
+// mpi_layouts: the application layouts of test/support (DDTBench's, Comb's and the GPU datatype
+// papers'; docs/application-layouts.md) moved between ranks 0 and 1 by the MPI as derived
+// datatypes, each against the same MPI's send of a contiguous buffer of the packed size, in the
+// same run:
+//   ping-pong: median one-way time (half of each round trip);
+//   window:    32 MPI_Isend on rank 0 against 32 MPI_Irecv on rank 1, then a 0-byte reply;
+//              bandwidth of the median window.
+// The derived transfer of each layout is verified once each way against the reference type-map
+// walker: the receiver's buffer must hold the sender's bytes at exactly the type map's bytes and
+// its own poison everywhere else.
+// This client links ucxdt_support, and through it libucxdt, only to name and describe the
+// layouts (the registry, the descriptions that to_mpi turns into MPI types, the walker): every
+// byte moves through MPI, so a preloaded interposer sees a plain MPI program.
+#include "../common/client.hpp"
+#include "support/mpi_desc.hpp"
+#include "support/registry.hpp"
+#include "support/typemap_walk.hpp"
+
+#include <unistd.h>
+
+#include <cstddef>
+#include <stdexcept>
+
+namespace {
+
+using namespace clients;
+namespace L = ucxdt::layouts;
+
+constexpr int kWindow = 32, kDataTag = 1, kAckTag = 2;
+
+struct Options : CommonOptions {
+    std::vector<L::Layout> layouts;
+};
+
+std::string usage() {
+    return "usage: mpirun -np 2 mpi_layouts [options]\n"
+           "  -D spec,...  layouts by ucxdt_perftest's -D specs (repeatable; default: nas_mg_y,\n"
+           "               milc_su3_zdown,wrf_y_sa,fft2_scatter,triangular:n=1000)\n" +
+           Options{}.usage("the buffers") +
+           "  csv: a header (client,layout,...), then per layout mpi_layouts,layout,mem,packed_bytes,\n"
+           "       iterations,window,pingpong_dt_us,pingpong_contig_us,bw_dt_MBps,bw_contig_MBps,verified\n";
+}
+
+// A -D list: a spec's own commas (fft2_scatter:N=512,P=4) stay with it, since the longest run of
+// comma-joined parts that names a layout is taken.
+std::string add_layouts(const std::string &arg, std::vector<L::Layout> *out) {
+    std::vector<std::string> parts;
+    for (size_t at = 0;;) {
+        const size_t comma = arg.find(',', at);
+        parts.push_back(arg.substr(at, comma - at));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    for (size_t i = 0; i < parts.size();) {
+        std::string why;  // of the longest try, which names the most
+        size_t j = parts.size();
+        for (; j > i; --j) {
+            std::string spec = parts[i], e;
+            for (size_t k = i + 1; k < j; ++k) spec += "," + parts[k];
+            L::Layout lay;
+            if (L::resolve_layout(spec, &lay, &e)) {
+                out->push_back(lay);
+                break;
+            }
+            if (why.empty()) why = "-D " + spec + ": " + e;
+        }
+        if (j == i) return why;
+        i = j;
+    }
+    return "";
+}
+
+std::string parse(int argc, char **argv, Options *o) {
+    const std::string letters = std::string("D:") + CommonOptions::kLetters;
+    for (int c; (c = getopt(argc, argv, letters.c_str())) != -1;) {
+        if (o->take(c, optarg)) continue;
+        if (c != 'D') return "unknown option";
+        if (std::string e = add_layouts(optarg, &o->layouts); !e.empty()) return e;
+    }
+    if (std::string e = o->check(argc, argv, optind); !e.empty()) return e;
+    if (o->layouts.empty()) return add_layouts("nas_mg_y,milc_su3_zdown,wrf_y_sa,fft2_scatter,triangular:n=1000", &o->layouts);
+    return "";
+}
+
+// One message shape on ranks 0 and 1: (buffer, count, type), timed both ways.
+struct Shape {
+    void *ptr;
+    int count;
+    MPI_Datatype type;
+};
+
+class Bench {
+public:
+    Bench(const Options &o, int rank, Watchdog &wd) : o_(o), rank_(rank), wd_(wd) {}
+
+    // Median one-way time of a ping-pong between ranks 0 and 1 (rank 0's measure).
+    double pingpong(const Shape &s, const char *what) {
+        return timed(what, [&] {
+            if (rank_ == 0) {
+                MPI_Send(s.ptr, s.count, s.type, 1, kDataTag, MPI_COMM_WORLD);
+                MPI_Recv(s.ptr, s.count, s.type, 1, kDataTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else if (rank_ == 1) {
+                MPI_Recv(s.ptr, s.count, s.type, 0, kDataTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(s.ptr, s.count, s.type, 0, kDataTag, MPI_COMM_WORLD);
+            }
+        }) / 2;
+    }
+
+    // Median time of a window of kWindow messages from rank 0 to rank 1 and the reply. The
+    // receives of a window share one buffer, as in OSU's and ucx_perftest's bandwidth tests:
+    // every message carries the same bytes, and a copy per message would not fit large layouts.
+    double window(const Shape &s, const char *what) {
+        MPI_Request reqs[kWindow];
+        return timed(what, [&] {
+            if (rank_ > 1) return;
+            for (MPI_Request &r : reqs)
+                if (rank_ == 0) MPI_Isend(s.ptr, s.count, s.type, 1, kDataTag, MPI_COMM_WORLD, &r);
+                else MPI_Irecv(s.ptr, s.count, s.type, 0, kDataTag, MPI_COMM_WORLD, &r);
+            MPI_Waitall(kWindow, reqs, MPI_STATUSES_IGNORE);
+            if (rank_ == 0) MPI_Recv(nullptr, 0, MPI_BYTE, 1, kAckTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            else MPI_Send(nullptr, 0, MPI_BYTE, 0, kAckTag, MPI_COMM_WORLD);
+        });
+    }
+
+private:
+    template <typename F> double timed(const char *what, F &&once) {
+        std::vector<double> t;
+        for (long it = 0; it < o_.warmup + o_.iters; ++it) {
+            wd_.arm(what, it);
+            const double t0 = MPI_Wtime();
+            once();
+            if (it >= o_.warmup) t.push_back(MPI_Wtime() - t0);
+        }
+        return summarize(t).median;
+    }
+    const Options &o_;
+    int rank_;
+    Watchdog &wd_;
+};
+
+// The layout as an MPI datatype; "" or why the MPI refused it (it returns errors meanwhile).
+MPI_Datatype to_mpi_type(const L::Layout &lay, std::string *why) {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    try {
+        t = ucxdt::testing::to_mpi(*lay.type);
+    } catch (const std::exception &e) {
+        *why = e.what();
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    return t;
+}
+
+// Sends the layout from `from` to `to` once and checks the receiver's buffer against the
+// walker: the type map's bytes from `pattern`, every other byte still the poison. Every rank
+// returns whether both sides agreed.
+bool verify(const L::Layout &lay, MPI_Datatype t, Buffer &buf, int rank, int from, int to,
+            const std::vector<std::byte> &pattern, const std::vector<std::byte> &poison) {
+    std::byte *origin = buf.as<std::byte>() + lay.origin_bytes;
+    std::string err;
+    if (rank == from) {
+        buf.from_host(pattern.data());
+        MPI_Send(origin, int(lay.count), t, to, kDataTag, MPI_COMM_WORLD);
+    } else if (rank == to) {
+        buf.from_host(poison.data());
+        MPI_Recv(origin, int(lay.count), t, from, kDataTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        std::vector<std::byte> got(buf.size());
+        buf.to_host(got.data());
+        err = ucxdt::ref::check_scattered(ucxdt::ref::typemap_runs(*lay.type, lay.count), lay.origin_bytes,
+                                          got.data(), pattern.data(), int64_t(buf.size()));
+        if (!err.empty())
+            std::fprintf(stderr, "mpi_layouts: %s, rank %d to %d: %s\n", lay.name.c_str(), from, to, err.c_str());
+    }
+    int ok = err.empty(), all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Options o;
+    const std::string err = parse(argc, argv, &o);  // before start(), which needs o.mem
+    World world;
+    if (const int rc = start("mpi_layouts", &argc, &argv, err, usage(), o.mem, &world); rc >= 0) return rc;
+    const int rank = world.rank;
+    if (world.size < 2) die("needs 2 ranks (ranks above 1 wait)");
+    Watchdog wd(o.budget);
+    Bench bench(o, rank, wd);
+    if (rank == 0 && o.csv)
+        std::printf("client,layout,mem,packed_bytes,iterations,window,pingpong_dt_us,pingpong_contig_us,"
+                    "bw_dt_MBps,bw_contig_MBps,verified\n");
+    else if (rank == 0)
+        std::printf("%-40s %10s %10s %10s %7s %10s %10s %7s %s\n", "layout", "packed_B", "pp_dt_us",
+                    "pp_ctg_us", "dt/ctg", "bw_dt_MB/s", "bw_ctg", "dt/ctg", "verified");
+    bool failed = false;
+    for (size_t i = 0; i < o.layouts.size(); ++i) {
+        const L::Layout &lay = o.layouts[i];
+        wd.arm("layout setup", long(i));
+        std::string why;
+        MPI_Datatype t = to_mpi_type(lay, &why);
+        MPI_Count tsize = 0;
+        if (t != MPI_DATATYPE_NULL) MPI_Type_size_x(t, &tsize);
+        const int64_t packed = int64_t(tsize) * lay.count;
+        if (t == MPI_DATATYPE_NULL || packed > INT32_MAX || lay.count > INT32_MAX) {
+            if (rank == 0)
+                std::fprintf(stderr, "mpi_layouts: %s skipped: %s\n", lay.name.c_str(),
+                             why.empty() ? "over 2^31 bytes, beyond MPI's int counts" : why.c_str());
+            if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
+            continue;
+        }
+        Buffer buf(o.mem, size_t(lay.buffer_bytes)), contig(o.mem, size_t(packed));
+        std::vector<std::byte> pattern(buf.size()), poison(buf.size());
+        ucxdt::ref::fill_pattern(pattern.data(), int64_t(buf.size()), 0x5eed + i);
+        ucxdt::ref::fill_complement(poison.data(), pattern.data(), int64_t(buf.size()));
+        const bool ok = verify(lay, t, buf, rank, 0, 1, pattern, poison) && verify(lay, t, buf, rank, 1, 0, pattern, poison);
+        failed |= !ok;
+
+        const Shape dt{buf.as<std::byte>() + lay.origin_bytes, int(lay.count), t};
+        const Shape ctg{contig.get(), int(packed), MPI_BYTE};
+        const double pp_dt = bench.pingpong(dt, "ping-pong of the derived type, iteration");
+        const double pp_ctg = bench.pingpong(ctg, "ping-pong of the contiguous buffer, iteration");
+        const double win_dt = bench.window(dt, "window of the derived type, iteration");
+        const double win_ctg = bench.window(ctg, "window of the contiguous buffer, iteration");
+        const double mb = double(kWindow) * double(packed) / (1 << 20);
+        const double bw_dt = win_dt > 0 ? mb / win_dt : 0, bw_ctg = win_ctg > 0 ? mb / win_ctg : 0;
+        if (rank == 0 && o.csv)
+            std::printf("mpi_layouts,\"%s\",%s,%lld,%ld,%d,%.3f,%.3f,%.2f,%.2f,%s\n", lay.name.c_str(),
+                        mem_name(o.mem), static_cast<long long>(packed), o.iters, kWindow, pp_dt * 1e6,
+                        pp_ctg * 1e6, bw_dt, bw_ctg, ok ? "yes" : "no");
+        else if (rank == 0)
+            std::printf("%-40s %10lld %10.2f %10.2f %7.2f %10.1f %10.1f %7.2f %s\n", lay.name.c_str(),
+                        static_cast<long long>(packed), pp_dt * 1e6, pp_ctg * 1e6, pp_dt / pp_ctg, bw_dt, bw_ctg,
+                        bw_dt / bw_ctg, ok ? "yes" : "NO");
+        std::fflush(stdout);
+        MPI_Type_free(&t);
+    }
+    wd.disarm();  // the last layout may have been skipped while armed
+    if (rank == 0 && !o.csv)
+        std::printf("(%s memory; one-way ping-pong medians; bandwidth of windows of %d messages, MB = 2^20 B; "
+                    "dt/ctg: derived over contiguous of the packed size)\n", mem_name(o.mem), kWindow);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
