@@ -30,6 +30,10 @@ struct Plan {
     int64_t true_lb = 0;  // plain blocks: their bytes start at buf + true_lb
 };
 
+const char *at(const void *buf, int64_t off) {
+    return reinterpret_cast<const char *>(reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(off));
+}
+
 // False when the block is neither routed nor contiguous (count x size bytes in a row).
 bool classify(const Block &b, Plan *p) {
     if (b.count == 0) return true;
@@ -44,6 +48,10 @@ bool classify(const Block &b, Plan *p) {
     if (textent != size || (b.count > 1 && extent != size)) return false;
     p->bytes = static_cast<int64_t>(size) * b.count;
     p->true_lb = tlb;
+    // Staged where a routed block of the same memory would be: a GPU's plain blocks are then
+    // copied device to device, not through pageable memory.
+    p->r.device = gpu_of(at(b.buf, tlb));
+    p->r.staging = p->r.device < 0 ? Where::kHost : (mpi_cuda_aware() ? Where::kDevice : Where::kPinned);
     return true;
 }
 
@@ -53,9 +61,6 @@ void copy_bytes(void *dst, const void *src, int64_t n) {
     else cudaMemcpy(dst, src, static_cast<size_t>(n), cudaMemcpyDefault);
 }
 
-const char *at(const void *buf, int64_t off) {
-    return reinterpret_cast<const char *>(reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(off));
-}
 
 // One side of the exchange: its blocks' plans, byte counts and offsets, and its staging.
 struct Side {
@@ -75,8 +80,8 @@ struct Side {
             bytes.push_back(static_cast<int>(plans[i].bytes));
             offsets.push_back(static_cast<int>(total));
             total += plans[i].bytes;
-            if (plans[i].routed) {
-                any_routed = true;
+            any_routed |= plans[i].routed;
+            if (plans[i].bytes > 0) {
                 // Device staging wins over pinned over pageable: the MPI then moves GPU memory.
                 if (static_cast<int>(plans[i].r.staging) > static_cast<int>(where)) {
                     where = plans[i].r.staging;
