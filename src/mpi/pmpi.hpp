@@ -36,6 +36,10 @@ bool mpi_cuda_aware();
 // ---- Counters (ucxdt_pmpi_get_counters) -------------------------------------------------
 enum Counter { kSends, kRecvs, kCollectives, kPacks, kFallbacks, kNumCounters };
 void count_op(Counter c);
+/// Seconds spent packing and unpacking, and in staging allocations (UCXDT_PMPI_VERBOSE).
+enum Timer { kPackTime, kUnpackTime, kAllocTime, kNumTimers };
+double seconds(Timer t);
+void add_time(Timer t, double s);
 
 // ---- Types imported at commit ---------------------------------------------------------------
 struct TypeEntry {

@@ -294,9 +294,12 @@ UCXDT_PMPI_EXPORT int MPI_Finalize(void) {
     if (settings().verbose) {
         ucxdt_pmpi_counters_t c;
         ucxdt_pmpi_get_counters(&c);
-        std::fprintf(stderr, "ucxdt_pmpi: sends %llu, receives %llu, collectives %llu, packs %llu, fallbacks %llu\n",
+        std::fprintf(stderr,
+                     "ucxdt_pmpi: sends %llu, receives %llu, collectives %llu, packs %llu, fallbacks %llu; "
+                     "seconds packing %.6f, unpacking %.6f, allocating staging %.6f\n",
                      (unsigned long long)c.sends, (unsigned long long)c.recvs, (unsigned long long)c.collectives,
-                     (unsigned long long)c.packs, (unsigned long long)c.fallbacks);
+                     (unsigned long long)c.packs, (unsigned long long)c.fallbacks, seconds(kPackTime),
+                     seconds(kUnpackTime), seconds(kAllocTime));
     }
     return PMPI_Finalize();
 }

@@ -5,6 +5,7 @@
 #include "base/env.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <dlfcn.h>
 
@@ -12,7 +13,13 @@ namespace ucxdt::pmpi {
 
 namespace {
 std::atomic<uint64_t> counters[kNumCounters];
-}
+std::atomic<uint64_t> timers_ns[kNumTimers];
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+}  // namespace
+
+double seconds(Timer t) { return static_cast<double>(timers_ns[t].load()) * 1e-9; }
+void add_time(Timer t, double s) { timers_ns[t].fetch_add(static_cast<uint64_t>(s * 1e9), std::memory_order_relaxed); }
 
 const Settings &settings() {
     static const Settings s = [] {
@@ -69,14 +76,18 @@ int report(const char *what) {
 }  // namespace
 
 int pack(const Route &r, const void *buf, int64_t count, void *packed) {
-    return ucxdt_pack_range(buf, count, r.type->type, 0, packed, r.bytes) == UCXDT_OK ? MPI_SUCCESS
-                                                                                       : report("pack");
+    const double t0 = now();
+    const ucxdt_status_t st = ucxdt_pack_range(buf, count, r.type->type, 0, packed, r.bytes);
+    add_time(kPackTime, now() - t0);
+    return st == UCXDT_OK ? MPI_SUCCESS : report("pack");
 }
 
 int unpack(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count) {
     if (bytes == 0) return MPI_SUCCESS;
-    return ucxdt_unpack_range(packed, 0, bytes, buf, count, r.type->type) == UCXDT_OK ? MPI_SUCCESS
-                                                                                      : report("unpack");
+    const double t0 = now();
+    const ucxdt_status_t st = ucxdt_unpack_range(packed, 0, bytes, buf, count, r.type->type);
+    add_time(kUnpackTime, now() - t0);
+    return st == UCXDT_OK ? MPI_SUCCESS : report("unpack");
 }
 
 int fail(MPI_Comm comm, int code) {

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -86,6 +87,7 @@ Staging get_staging(int64_t bytes, Where where, int device) {
             return s;
         }
     }
+    const auto t0 = std::chrono::steady_clock::now();
     switch (where) {
     case Where::kHost: s.ptr = std::malloc(static_cast<size_t>(s.bytes)); break;
     case Where::kPinned:
@@ -97,6 +99,7 @@ Staging get_staging(int64_t bytes, Where where, int device) {
         break;
     }
     if (!s.ptr) cudaGetLastError();
+    add_time(kAllocTime, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return s;
 }
 

@@ -38,6 +38,8 @@ struct PerPeer {
     std::vector<MPI_Datatype> stypes, rtypes;
     Regions so, ri;
     Bytes sbuf;
+    std::byte *sptr = nullptr;  // sbuf, or its device copy
+    std::shared_ptr<std::byte> sdev;
 
     PerPeer(Case &c, const std::vector<const Pair *> &out, const std::vector<const Pair *> &in) {
         for (size_t j = 0; j < out.size(); ++j) {
@@ -52,6 +54,7 @@ struct PerPeer {
         sbuf.resize(static_cast<size_t>(so.bytes));
         for (size_t j = 0; j < out.size(); ++j)
             fill_data(sbuf, so.at[j], *out[j]->send, out[j]->count, c.data_seed(c.rank, j));
+        sptr = mpi_buffer(sbuf, sdev);
     }
     // The receive buffer, expecting in slot j what rank from[j] sent as its slot from_slot[j].
     Inbox inbox(Case &c, const std::vector<const Pair *> &in, const std::vector<int> &from,
@@ -78,7 +81,7 @@ void alltoallw(Case &c) {
     Inbox box = io.inbox(c, in, from, from_slot);
     const std::vector<int> sd(io.so.at.begin(), io.so.at.end()),
         rd(io.ri.at.begin(), io.ri.at.end());
-    ok(MPI_Alltoallw(io.sbuf.data(), io.scounts.data(), sd.data(), io.stypes.data(), box.at(0),
+    ok(MPI_Alltoallw(io.sptr, io.scounts.data(), sd.data(), io.stypes.data(), box.at(0),
                      io.rcounts.data(), rd.data(), io.rtypes.data(), c.comm),
        "MPI_Alltoallw");
     c.check(box, "MPI_Alltoallw");
@@ -104,7 +107,7 @@ void neighbor_alltoallw(Case &c) {
     Inbox box = io.inbox(c, in, from, from_slot);
     const std::vector<MPI_Aint> sd(io.so.at.begin(), io.so.at.end()),
         rd(io.ri.at.begin(), io.ri.at.end());
-    ok(MPI_Neighbor_alltoallw(io.sbuf.data(), io.scounts.data(), sd.data(), io.stypes.data(),
+    ok(MPI_Neighbor_alltoallw(io.sptr, io.scounts.data(), sd.data(), io.stypes.data(),
                               box.at(0), io.rcounts.data(), rd.data(), io.rtypes.data(), cart),
        "MPI_Neighbor_alltoallw");
     ok(MPI_Comm_free(&cart), "MPI_Comm_free");

@@ -2,6 +2,9 @@
 
 #include "support/typemap_walk.hpp"
 
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -67,16 +70,41 @@ Bytes sent_stream(const L::TypeDesc &d, int64_t count, uint64_t seed, int64_t fi
     return ucxdt::ref::pack(d, n < 0 ? count - first : n, data.data() + s.origin + first * extent);
 }
 
+bool g_device = false;
+
+std::byte *mpi_buffer(const Bytes &b, std::shared_ptr<std::byte> &keep) {
+    if (!g_device) return const_cast<std::byte *>(b.data());
+    void *p = nullptr;
+    if (cudaMalloc(&p, std::max<size_t>(b.size(), 1)) != cudaSuccess)
+        throw std::runtime_error("cudaMalloc of a test buffer failed");
+    keep.reset(static_cast<std::byte *>(p), [](std::byte *q) { cudaFree(q); });
+    if (cudaMemcpy(p, b.data(), b.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+        throw std::runtime_error("cudaMemcpy to a test buffer failed");
+    return keep.get();
+}
+
 Outbox::Outbox(const L::TypeDesc &d, MPI_Datatype t, int64_t count, uint64_t seed) {
     Regions r;
     origin = r.add(d, t, count);
     bytes.resize(static_cast<size_t>(r.bytes));
     fill_data(bytes, origin, d, count, seed);
+    base = mpi_buffer(bytes, dev);
 }
 
 Inbox::Inbox(int64_t bytes, uint64_t poison_seed) : poison_(static_cast<size_t>(bytes)) {
     ucxdt::ref::fill_pattern(poison_.data(), bytes, poison_seed);
     want_ = got_ = poison_;
+    base_ = mpi_buffer(got_, dev_);
+}
+
+void Inbox::upload() {
+    if (dev_ && cudaMemcpy(dev_.get(), got_.data(), got_.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+        throw std::runtime_error("cudaMemcpy to a test buffer failed");
+}
+
+void Inbox::sync() const {
+    if (dev_ && cudaMemcpy(got_.data(), dev_.get(), got_.size(), cudaMemcpyDeviceToHost) != cudaSuccess)
+        throw std::runtime_error("cudaMemcpy from a test buffer failed");
 }
 
 Inbox::Inbox(const L::TypeDesc &d, MPI_Datatype t, int64_t count, uint64_t poison_seed)
@@ -87,6 +115,7 @@ Inbox::Inbox(const L::TypeDesc &d, MPI_Datatype t, int64_t count, uint64_t poiso
 void Inbox::preset(const L::TypeDesc &d, int64_t count, int64_t at, uint64_t seed) {
     fill_data(poison_, at, d, count, seed);
     want_ = got_ = poison_;
+    upload();
 }
 
 void Inbox::expect(const L::TypeDesc &d, int64_t count, int64_t at, const Bytes &stream,
@@ -95,9 +124,13 @@ void Inbox::expect(const L::TypeDesc &d, int64_t count, int64_t at, const Bytes 
                        want_.data() + at);
 }
 
-void Inbox::reset() { want_ = got_ = poison_; }
+void Inbox::reset() {
+    want_ = got_ = poison_;
+    upload();
+}
 
 std::string Inbox::check() const {
+    sync();
     for (size_t i = 0; i < got_.size(); ++i) {
         if (got_[i] == want_[i]) continue;
         const char *what = want_[i] == poison_[i]  ? "outside the received data, was written"
@@ -113,6 +146,7 @@ std::string Inbox::check() const {
 }
 
 uint64_t Inbox::digest() const {
+    sync();
     uint64_t h = 0xCBF29CE484222325ull;  // FNV-1a
     for (std::byte b : got_) h = (h ^ static_cast<uint64_t>(b)) * 0x100000001B3ull;
     return h;

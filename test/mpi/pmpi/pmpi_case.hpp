@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,14 @@ namespace pmpi {
 namespace L = ucxdt::layouts;
 namespace T = ucxdt::testing;
 using Bytes = std::vector<std::byte>;
+
+/// --mem device: every buffer handed to MPI is a GPU copy of its host image (cudaMalloc), so
+/// that the interposer routes it through the GPU engine and the MPI moves device memory.
+extern bool g_device;
+
+/// The buffer to hand to MPI for host bytes b: b itself, or (g_device) a device copy of them
+/// that `keep` owns.
+std::byte *mpi_buffer(const Bytes &b, std::shared_ptr<std::byte> &keep);
 
 /// Throws std::runtime_error naming `call` unless rc is MPI_SUCCESS. A failed call leaves the
 /// ranks out of step, so the driver aborts the job instead of waiting for a peer.
@@ -72,9 +81,11 @@ Bytes sent_stream(const L::TypeDesc &d, int64_t count, uint64_t seed, int64_t fi
 /// pointer to pass is ptr().
 struct Outbox {
     Outbox(const L::TypeDesc &d, MPI_Datatype t, int64_t count, uint64_t seed);
-    std::byte *ptr() { return bytes.data() + origin; }
+    std::byte *ptr() { return base + origin; }
     Bytes bytes;
     int64_t origin = 0;
+    std::byte *base = nullptr;  // bytes, or its device copy
+    std::shared_ptr<std::byte> dev;
 };
 
 /// A receive buffer: poisoned, with what it must hold after the receive (`want`): the poison,
@@ -84,7 +95,7 @@ public:
     Inbox(int64_t bytes, uint64_t poison_seed);
     /// One region for count elements of d (MPI type t): its pointer is at(origin).
     Inbox(const L::TypeDesc &d, MPI_Datatype t, int64_t count, uint64_t poison_seed);
-    std::byte *at(int64_t offset) { return got_.data() + offset; }
+    std::byte *at(int64_t offset) { return base_ + offset; }
     std::byte *ptr() { return at(origin); }
     /// fill_data over the poison, as the buffer's own content (a send and receive in one).
     void preset(const L::TypeDesc &d, int64_t count, int64_t at, uint64_t seed);
@@ -100,7 +111,12 @@ public:
     int64_t origin = 0;  // of the one-region form
 
 private:
-    Bytes poison_, want_, got_;
+    void upload();      // got_ to the device copy
+    void sync() const;  // the device copy to got_
+    Bytes poison_, want_;
+    mutable Bytes got_;
+    std::byte *base_ = nullptr;  // got_, or its device copy
+    std::shared_ptr<std::byte> dev_;
 };
 
 /// Everything a case needs: the ranks, its types and tags; its failures and digest.
