@@ -1,5 +1,5 @@
 // The multi-rank check of libucxdt_pmpi, the PMPI interposer, on host or device buffers: an
-// MPI program, run once with the interposer preloaded and once without (the baseline):
+// unmodified MPI program, run once with the interposer preloaded and once without (the baseline):
 //
 //   mpirun -np N env LD_PRELOAD=libucxdt_pmpi_<mpi>.so UCXDT_PMPI_HOST=1
 //                pmpi_check_<mpi> --expect-interposer [--seed S] [--types N] [--max-size BYTES]
