@@ -53,13 +53,14 @@ bool route(const void *buf, int64_t count, MPI_Datatype dt, Route *r) {
     if (!t || t->size == 0) return false;
     ucxdt_plan_class_t cls;
     int64_t blocks;
-    if (ucxdt_type_plan_info(t->type, count, &cls, &blocks) != UCXDT_OK || cls == UCXDT_PLAN_CONTIGUOUS)
-        return false;
+    if (ucxdt_type_plan_info(t->type, count, &cls, &blocks) != UCXDT_OK) return false;
     // The first data byte tells the memory: buf may be MPI_BOTTOM with absolute displacements.
     const void *first = reinterpret_cast<const void *>(reinterpret_cast<uintptr_t>(buf) +
                                                        static_cast<uintptr_t>(t->true_lb));
     const int device = gpu_of(first);
-    if (device < 0 && !settings().route_host) return false;
+    if (device < 0 && (!settings().route_host || cls == UCXDT_PLAN_CONTIGUOUS)) return false;
+    // A contiguous derived type on a GPU is routed too: Open MPI 5's pml ucx hands derived types
+    // to UCP as generic datatypes and packs them with the CPU, which faults on device memory.
     r->bytes = t->size * count;
     if (r->bytes > INT32_MAX) return false;  // sent as one MPI_BYTE count (an int)
     r->type = std::move(t);

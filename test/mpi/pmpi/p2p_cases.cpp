@@ -33,6 +33,7 @@ public:
     void load(int m, uint64_t slot) {
         Outbox &o = out_[m];
         fill_data(o.bytes, o.origin, *c_.pair->send, n(), c_.data_seed(c_.rank, slot));
+        o.upload();
         in_[m].reset();
         in_[m].expect(*c_.pair->recv, n(), in_[m].origin,
                       sent_stream(*c_.pair->send, n(), c_.data_seed(c_.src, slot)));

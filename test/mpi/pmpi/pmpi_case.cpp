@@ -97,6 +97,11 @@ Inbox::Inbox(int64_t bytes, uint64_t poison_seed) : poison_(static_cast<size_t>(
     base_ = mpi_buffer(got_, dev_);
 }
 
+void Outbox::upload() {
+    if (dev && cudaMemcpy(dev.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+        throw std::runtime_error("cudaMemcpy to a test buffer failed");
+}
+
 void Inbox::upload() {
     if (dev_ && cudaMemcpy(dev_.get(), got_.data(), got_.size(), cudaMemcpyHostToDevice) != cudaSuccess)
         throw std::runtime_error("cudaMemcpy to a test buffer failed");

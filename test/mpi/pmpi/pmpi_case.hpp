@@ -82,6 +82,8 @@ Bytes sent_stream(const L::TypeDesc &d, int64_t count, uint64_t seed, int64_t fi
 struct Outbox {
     Outbox(const L::TypeDesc &d, MPI_Datatype t, int64_t count, uint64_t seed);
     std::byte *ptr() { return base + origin; }
+    /// After `bytes` changed: the device copy follows.
+    void upload();
     Bytes bytes;
     int64_t origin = 0;
     std::byte *base = nullptr;  // bytes, or its device copy
