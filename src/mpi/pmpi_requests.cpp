@@ -5,6 +5,9 @@
 // staging outlives the transfer; MPI_Finalize waits for them.
 #include "pmpi.hpp"
 
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <unordered_map>
@@ -30,15 +33,52 @@ bool routed(MPI_Request key) {
     return requests().count(key) != 0;
 }
 
-// Unpacks a completed receive; releases staging unless the request persists.
-int finish(Pending &p, MPI_Status *st, int rc) {
+// The GPU unpacks of one MPI_Waitall/Testall/Waitsome/Testsome call, enqueued on each GPU's
+// stream and waited for once at the end: when processes share a GPU, every synchronization
+// may wait for the other contexts' turn, which cost about 270 us a receive (docs/performance.md).
+struct Batch {
+    std::vector<void *> streams;
+    std::vector<Staging> staging;  // released once the unpacks from it are done
+    MPI_Comm comm = MPI_COMM_NULL;
+
+    // Waits for the unpacks; MPI_SUCCESS, or MPI_ERR_INTERN through comm's error handler.
+    int flush() {
+        int rc = MPI_SUCCESS;
+        for (void *s : streams)
+            if (cudaStreamSynchronize(static_cast<cudaStream_t>(s)) != cudaSuccess) rc = MPI_ERR_INTERN;
+        if (rc != MPI_SUCCESS) {
+            std::fprintf(stderr, "ucxdt_pmpi: unpack failed: %s\n", cudaGetErrorString(cudaGetLastError()));
+            fail(comm, rc);
+        }
+        for (Staging &s : staging) put_staging(s);
+        streams.clear();
+        staging.clear();
+        return rc;
+    }
+};
+
+// Unpacks a completed receive (into `batch` when given and the layout is on a GPU); releases
+// staging unless the request persists.
+int finish(Pending &p, MPI_Status *st, int rc, Batch *batch = nullptr) {
     int cancelled = 0;
     PMPI_Test_cancelled(st, &cancelled);
+    void *stream = (batch && p.r.device >= 0) ? stream_of(p.r.device) : nullptr;
     if (p.recv && rc == MPI_SUCCESS && !cancelled) {
         MPI_Count got = 0;
         PMPI_Get_elements_x(st, MPI_BYTE, &got);
-        if ((rc = unpack(p.r, p.s.ptr, got, p.buf, p.count)) != MPI_SUCCESS) fail(p.comm, rc);
+        rc = stream ? unpack_async(p.r, p.s.ptr, got, p.buf, p.count, stream)
+                    : unpack(p.r, p.s.ptr, got, p.buf, p.count);
+        if (rc != MPI_SUCCESS) fail(p.comm, rc);
         else count_op(kRecvs);
+        if (stream && rc == MPI_SUCCESS) {
+            if (std::find(batch->streams.begin(), batch->streams.end(), stream) == batch->streams.end())
+                batch->streams.push_back(stream);
+            batch->comm = p.comm;
+            if (!p.persistent) {
+                batch->staging.push_back(p.s);
+                p.s.ptr = nullptr;
+            }
+        }
     }
     if (!p.persistent) put_staging(p.s);
     p.active = false;
@@ -75,7 +115,8 @@ void track(MPI_Request req, Pending p) {
     requests()[req] = std::move(p);
 }
 
-int complete(MPI_Request key, MPI_Status *st, int rc) {
+// complete(), with a GPU receive's unpack left in `batch` when one is given.
+int complete_into(MPI_Request key, MPI_Status *st, int rc, Batch *batch) {
     Pending p;
     {
         std::lock_guard<std::mutex> lock(requests_mutex);
@@ -90,11 +131,12 @@ int complete(MPI_Request key, MPI_Status *st, int rc) {
             requests().erase(it);
         }
     }
-    return finish(p, st, rc);
+    return finish(p, st, rc, batch);
 }
 
+int complete(MPI_Request key, MPI_Status *st, int rc) { return complete_into(key, st, rc, nullptr); }
+
 void progress_orphans() {
-    std::vector<std::pair<MPI_Request, Pending>> done;
     {
         std::lock_guard<std::mutex> lock(requests_mutex);
         auto &o = orphans();
@@ -172,8 +214,9 @@ UCXDT_PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses
     if (keys.empty()) return PMPI_Waitall(n, reqs, statuses);
     Statuses st(n, statuses);
     int rc = PMPI_Waitall(n, reqs, st.ptr);
+    Batch batch;
     for (int i = 0; i < n; ++i) {
-        const int c = complete(keys[i], &st.ptr[i], code_of(rc, &st.ptr[i]));
+        const int c = complete_into(keys[i], &st.ptr[i], code_of(rc, &st.ptr[i]), &batch);
         if (c != code_of(rc, &st.ptr[i])) {
             // The MPI succeeded but the unpack did not: report it per status, as MPI does.
             if (rc == MPI_SUCCESS && statuses != MPI_STATUSES_IGNORE)
@@ -182,7 +225,8 @@ UCXDT_PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses
             rc = MPI_ERR_IN_STATUS;
         }
     }
-    return rc;
+    const int f = batch.flush();
+    return rc == MPI_SUCCESS ? f : rc;
 }
 
 UCXDT_PMPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
@@ -192,14 +236,16 @@ UCXDT_PMPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Stat
     Statuses st(n, statuses);
     int rc = PMPI_Testall(n, reqs, flag, st.ptr);
     if (!*flag) return rc;
+    Batch batch;
     for (int i = 0; i < n; ++i) {
-        const int c = complete(keys[i], &st.ptr[i], code_of(rc, &st.ptr[i]));
+        const int c = complete_into(keys[i], &st.ptr[i], code_of(rc, &st.ptr[i]), &batch);
         if (c != code_of(rc, &st.ptr[i])) {
             st.ptr[i].MPI_ERROR = c;
             rc = MPI_ERR_IN_STATUS;
         }
     }
-    return rc;
+    const int f = batch.flush();
+    return rc == MPI_SUCCESS ? f : rc;
 }
 
 UCXDT_PMPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status) {
@@ -231,15 +277,17 @@ int some(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status sta
     Statuses st(n, statuses);
     int rc = call(st.ptr);
     if (*outcount == MPI_UNDEFINED) return rc;
+    Batch batch;
     for (int k = 0; k < *outcount; ++k) {
         const int i = indices[k];
-        const int c = complete(keys[i], &st.ptr[k], code_of(rc, &st.ptr[k]));
+        const int c = complete_into(keys[i], &st.ptr[k], code_of(rc, &st.ptr[k]), &batch);
         if (c != code_of(rc, &st.ptr[k])) {
             st.ptr[k].MPI_ERROR = c;
             rc = MPI_ERR_IN_STATUS;
         }
     }
-    return rc;
+    const int f = batch.flush();
+    return rc == MPI_SUCCESS ? f : rc;
 }
 }  // namespace
 

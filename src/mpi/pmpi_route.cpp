@@ -4,6 +4,8 @@
 
 #include "base/env.hpp"
 
+#include <ucxdt/ucxdt_cuda.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -87,6 +89,15 @@ int unpack(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t
     if (bytes == 0) return MPI_SUCCESS;
     const double t0 = now();
     const ucxdt_status_t st = ucxdt_unpack_range(packed, 0, bytes, buf, count, r.type->type);
+    add_time(kUnpackTime, now() - t0);
+    return st == UCXDT_OK ? MPI_SUCCESS : report("unpack");
+}
+
+int unpack_async(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count, void *stream) {
+    if (bytes == 0) return MPI_SUCCESS;
+    const double t0 = now();
+    const ucxdt_status_t st = ucxdt_unpack_range_async(packed, 0, bytes, buf, count, r.type->type,
+                                                       static_cast<cudaStream_t>(stream));
     add_time(kUnpackTime, now() - t0);
     return st == UCXDT_OK ? MPI_SUCCESS : report("unpack");
 }

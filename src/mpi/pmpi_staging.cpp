@@ -118,6 +118,21 @@ void put_staging(Staging &s) {
     s.ptr = nullptr;
 }
 
+void *stream_of(int device) {
+    static std::mutex m;
+    static std::map<int, cudaStream_t> streams;  // kept for the process: streams outlive MPI
+    std::lock_guard<std::mutex> lock(m);
+    auto it = streams.find(device);
+    if (it != streams.end()) return it->second;
+    cudaStream_t s = nullptr;
+    if (on_device(device, [&] { return cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); }) != cudaSuccess) {
+        cudaGetLastError();
+        return nullptr;
+    }
+    streams[device] = s;
+    return s;
+}
+
 void release_all_staging() {
     std::lock_guard<std::mutex> lock(pool_mutex);
     for (auto &[key, list] : pool())
