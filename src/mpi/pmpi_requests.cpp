@@ -85,6 +85,16 @@ int finish(Pending &p, MPI_Status *st, int rc, Batch *batch = nullptr) {
     return rc;
 }
 
+// An orphan that the MPI has completed with (st, rc): finished, and a persistent one freed at
+// last, as the application asked.
+void retire(MPI_Request &req, Pending &p, MPI_Status *st, int rc) {
+    finish(p, st, rc);
+    if (p.persistent) {
+        put_staging(p.s);
+        PMPI_Request_free(&req);
+    }
+}
+
 // The per-request code of a multiple completion call: MPI_ERR_IN_STATUS puts it in the status.
 int code_of(int rc, const MPI_Status *st) { return rc == MPI_ERR_IN_STATUS ? st->MPI_ERROR : rc; }
 
@@ -137,25 +147,19 @@ int complete_into(MPI_Request key, MPI_Status *st, int rc, Batch *batch) {
 int complete(MPI_Request key, MPI_Status *st, int rc) { return complete_into(key, st, rc, nullptr); }
 
 void progress_orphans() {
-    {
-        std::lock_guard<std::mutex> lock(requests_mutex);
-        auto &o = orphans();
-        for (size_t i = 0; i < o.size();) {
-            int flag = 0;
-            MPI_Status st;
-            PMPI_Test(&o[i].first, &flag, &st);
-            if (flag) {
-                finish(o[i].second, &st, MPI_SUCCESS);
-                if (o[i].second.persistent) {
-                    put_staging(o[i].second.s);
-                    PMPI_Request_free(&o[i].first);
-                }
-                o[i] = std::move(o.back());
-                o.pop_back();
-            } else {
-                ++i;
-            }
+    std::lock_guard<std::mutex> lock(requests_mutex);
+    auto &o = orphans();
+    for (size_t i = 0; i < o.size();) {
+        int flag = 0;
+        MPI_Status st;
+        const int rc = PMPI_Test(&o[i].first, &flag, &st);
+        if (!flag) {
+            ++i;
+            continue;
         }
+        retire(o[i].first, o[i].second, &st, rc);
+        o[i] = std::move(o.back());
+        o.pop_back();
     }
 }
 
@@ -325,11 +329,8 @@ UCXDT_PMPI_EXPORT int MPI_Finalize(void) {
         std::lock_guard<std::mutex> lock(requests_mutex);
         for (auto &[req, p] : orphans()) {
             MPI_Status st;
-            finish(p, &st, PMPI_Wait(&req, &st));
-            if (p.persistent) {
-                put_staging(p.s);
-                PMPI_Request_free(&req);
-            }
+            const int rc = PMPI_Wait(&req, &st);
+            retire(req, p, &st, rc);
         }
         orphans().clear();
         // Persistent requests the application never freed: their staging goes with MPI.
