@@ -7,6 +7,8 @@
 // the same signatures (bytes on the wire, as for point-to-point).
 #include "pmpi.hpp"
 
+#include "base/address.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <climits>
@@ -29,10 +31,6 @@ struct Plan {
     int64_t bytes = 0;
     int64_t true_lb = 0;  // plain blocks: their bytes start at buf + true_lb
 };
-
-const char *at(const void *buf, int64_t off) {
-    return reinterpret_cast<const char *>(reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(off));
-}
 
 // False when the block is neither routed nor contiguous (count x size bytes in a row).
 bool classify(const Block &b, Plan *p) {
@@ -118,7 +116,7 @@ int unpack_blocks(const std::vector<Block> &blocks, const Side &side) {
             const int rc = unpack(p.r, side.slot(i), p.bytes, buf, blocks[i].count);
             if (rc != MPI_SUCCESS) return rc;
         } else {
-            copy_bytes(const_cast<char *>(at(buf, p.true_lb)), side.slot(i), p.bytes);
+            copy_bytes(at(buf, p.true_lb), side.slot(i), p.bytes);
         }
     }
     return MPI_SUCCESS;

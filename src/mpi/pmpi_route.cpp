@@ -2,6 +2,7 @@
 // them; its settings and counters.
 #include "pmpi.hpp"
 
+#include "base/address.hpp"
 #include "base/env.hpp"
 
 #include <ucxdt/ucxdt_cuda.h>
@@ -57,8 +58,7 @@ bool route(const void *buf, int64_t count, MPI_Datatype dt, Route *r) {
     int64_t blocks;
     if (ucxdt_type_plan_info(t->type, count, &cls, &blocks) != UCXDT_OK) return false;
     // The first data byte tells the memory: buf may be MPI_BOTTOM with absolute displacements.
-    const void *first = reinterpret_cast<const void *>(reinterpret_cast<uintptr_t>(buf) +
-                                                       static_cast<uintptr_t>(t->true_lb));
+    const void *first = at(buf, t->true_lb);
     const int device = gpu_of(first);
     if (device < 0 && (!settings().route_host || cls == UCXDT_PLAN_CONTIGUOUS)) return false;
     // A contiguous derived type on a GPU is routed too: Open MPI 5's pml ucx hands derived types
