@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 // The MPI entry points this library defines, the only symbols it exports.
 #define UCXDT_PMPI_EXPORT extern "C" __attribute__((visibility("default")))
@@ -86,13 +87,38 @@ bool route(const void *buf, int64_t count, MPI_Datatype dt, Route *r);
 /// MPI_SUCCESS or an MPI error class, with ucxdt's message printed.
 int pack(const Route &r, const void *buf, int64_t count, void *packed);
 int unpack(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count);
-/// unpack(), enqueued on `stream` (both buffers GPU-accessible); complete once the stream is.
-int unpack_async(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count, void *stream);
 /// The interposer's stream on GPU `device` (non-blocking, made once), or null if none could be.
 void *stream_of(int device);
 
 /// Reports `code` through comm's error handler, as the MPI would, and returns it.
 int fail(MPI_Comm comm, int code);
+
+// ---- The GPU work of one MPI call -----------------------------------------------------------
+/// Packs and unpacks of one call (MPI_Startall, MPI_Waitall, a collective), enqueued on the
+/// interposer's stream of each GPU and waited for once. When processes share a GPU every
+/// synchronization may wait for the other contexts' turn (about 270 us, docs/performance.md),
+/// so a call pays that once instead of once per message. Host layouts are packed at once.
+class Batch {
+public:
+    Batch() = default;
+    Batch(const Batch &) = delete;
+    Batch &operator=(const Batch &) = delete;
+    ~Batch() { wait(); }
+    /// pack() / unpack(), enqueued when the layout is on a GPU; MPI_SUCCESS or an error class.
+    int pack(const Route &r, const void *buf, int64_t count, void *packed);
+    int unpack(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count);
+    /// `s` goes back to the pool once the enqueued work is done.
+    void release_after(Staging s);
+    /// Waits for the enqueued work and releases the staging: MPI_SUCCESS, or MPI_ERR_INTERN
+    /// with the CUDA error printed and reported through comm's error handler.
+    int wait();
+    MPI_Comm comm = MPI_COMM_NULL;  // whose error handler a failed wait() calls, if any
+
+private:
+    void *stream_for(const Route &r);
+    std::vector<void *> streams_;
+    std::vector<Staging> staging_;
+};
 
 // ---- Requests whose completion unpacks or releases staging -----------------------------
 struct Pending {

@@ -93,12 +93,13 @@ struct Side {
     char *slot(size_t i) const { return static_cast<char *>(s.ptr) + offsets[i]; }
 };
 
-int pack_blocks(const std::vector<Block> &blocks, const Side &side) {
+// Both enqueue the routed blocks' GPU work in `batch` (one synchronization for the call).
+int pack_blocks(const std::vector<Block> &blocks, const Side &side, Batch &batch) {
     for (size_t i = 0; i < blocks.size(); ++i) {
         const Plan &p = side.plans[i];
         if (p.bytes == 0) continue;
         if (p.routed) {
-            const int rc = pack(p.r, blocks[i].buf, blocks[i].count, side.slot(i));
+            const int rc = batch.pack(p.r, blocks[i].buf, blocks[i].count, side.slot(i));
             if (rc != MPI_SUCCESS) return rc;
         } else {
             copy_bytes(side.slot(i), at(blocks[i].buf, p.true_lb), p.bytes);
@@ -107,13 +108,13 @@ int pack_blocks(const std::vector<Block> &blocks, const Side &side) {
     return MPI_SUCCESS;
 }
 
-int unpack_blocks(const std::vector<Block> &blocks, const Side &side) {
+int unpack_blocks(const std::vector<Block> &blocks, const Side &side, Batch &batch) {
     for (size_t i = 0; i < blocks.size(); ++i) {
         const Plan &p = side.plans[i];
         if (p.bytes == 0) continue;
         void *buf = const_cast<void *>(blocks[i].buf);
         if (p.routed) {
-            const int rc = unpack(p.r, side.slot(i), p.bytes, buf, blocks[i].count);
+            const int rc = batch.unpack(p.r, side.slot(i), p.bytes, buf, blocks[i].count);
             if (rc != MPI_SUCCESS) return rc;
         } else {
             copy_bytes(at(buf, p.true_lb), side.slot(i), p.bytes);
@@ -133,14 +134,19 @@ bool exchange(const std::vector<Block> &send, const std::vector<Block> &recv, MP
         put_staging(r.s);
         return false;
     }
-    *rc = pack_blocks(send, s);
-    if (*rc != MPI_SUCCESS) {
-        fail(comm, *rc);
-    } else if ((*rc = run(s, r)) == MPI_SUCCESS) {  // the MPI's own errors went through its handler
-        if ((*rc = unpack_blocks(recv, r)) != MPI_SUCCESS) fail(comm, *rc);
+    Batch batch;
+    batch.comm = comm;
+    *rc = pack_blocks(send, s, batch);
+    if (*rc == MPI_SUCCESS) *rc = batch.wait();
+    else fail(comm, *rc);
+    if (*rc == MPI_SUCCESS && (*rc = run(s, r)) == MPI_SUCCESS) {  // the MPI's own errors went through its handler
+        *rc = unpack_blocks(recv, r, batch);
+        if (*rc == MPI_SUCCESS) *rc = batch.wait();
+        else fail(comm, *rc);
     }
-    put_staging(s.s);
-    put_staging(r.s);
+    batch.release_after(s.s);
+    batch.release_after(r.s);
+    batch.wait();
     if (*rc == MPI_SUCCESS) count_op(kCollectives);
     return true;
 }

@@ -33,54 +33,24 @@ bool routed(MPI_Request key) {
     return requests().count(key) != 0;
 }
 
-// The GPU unpacks of one MPI_Waitall/Testall/Waitsome/Testsome call, enqueued on each GPU's
-// stream and waited for once at the end: when processes share a GPU, every synchronization
-// may wait for the other contexts' turn, which cost about 270 us a receive (docs/performance.md).
-struct Batch {
-    std::vector<void *> streams;
-    std::vector<Staging> staging;  // released once the unpacks from it are done
-    MPI_Comm comm = MPI_COMM_NULL;
-
-    // Waits for the unpacks; MPI_SUCCESS, or MPI_ERR_INTERN through comm's error handler.
-    int flush() {
-        int rc = MPI_SUCCESS;
-        for (void *s : streams)
-            if (cudaStreamSynchronize(static_cast<cudaStream_t>(s)) != cudaSuccess) rc = MPI_ERR_INTERN;
-        if (rc != MPI_SUCCESS) {
-            std::fprintf(stderr, "ucxdt_pmpi: unpack failed: %s\n", cudaGetErrorString(cudaGetLastError()));
-            fail(comm, rc);
-        }
-        for (Staging &s : staging) put_staging(s);
-        streams.clear();
-        staging.clear();
-        return rc;
-    }
-};
-
-// Unpacks a completed receive (into `batch` when given and the layout is on a GPU); releases
-// staging unless the request persists.
+// Unpacks a completed receive (enqueued in `batch` when given) and releases staging unless the
+// request persists.
 int finish(Pending &p, MPI_Status *st, int rc, Batch *batch = nullptr) {
     int cancelled = 0;
     PMPI_Test_cancelled(st, &cancelled);
-    void *stream = (batch && p.r.device >= 0) ? stream_of(p.r.device) : nullptr;
     if (p.recv && rc == MPI_SUCCESS && !cancelled) {
         MPI_Count got = 0;
         PMPI_Get_elements_x(st, MPI_BYTE, &got);
-        rc = stream ? unpack_async(p.r, p.s.ptr, got, p.buf, p.count, stream)
-                    : unpack(p.r, p.s.ptr, got, p.buf, p.count);
+        if (batch) batch->comm = p.comm;
+        rc = batch ? batch->unpack(p.r, p.s.ptr, got, p.buf, p.count) : unpack(p.r, p.s.ptr, got, p.buf, p.count);
         if (rc != MPI_SUCCESS) fail(p.comm, rc);
         else count_op(kRecvs);
-        if (stream && rc == MPI_SUCCESS) {
-            if (std::find(batch->streams.begin(), batch->streams.end(), stream) == batch->streams.end())
-                batch->streams.push_back(stream);
-            batch->comm = p.comm;
-            if (!p.persistent) {
-                batch->staging.push_back(p.s);
-                p.s.ptr = nullptr;
-            }
-        }
     }
-    if (!p.persistent) put_staging(p.s);
+    if (!p.persistent) {
+        if (batch) batch->release_after(p.s);
+        else put_staging(p.s);
+        p.s.ptr = nullptr;
+    }
     p.active = false;
     return rc;
 }
@@ -167,31 +137,55 @@ void progress_orphans() {
 
 using namespace ucxdt::pmpi;
 
-UCXDT_PMPI_EXPORT int MPI_Start(MPI_Request *req) {
+namespace {
+// Marks routed persistent request `req` active, or back inactive; a send's layout is packed into
+// its staging in `batch`, as a persistent send reads its buffer at each start (MPI-4.1 3.9).
+// Requests that are not routed are the MPI's alone.
+int prepare_start(MPI_Request req, Batch *batch) {
     Pending p;
     {
         std::lock_guard<std::mutex> lock(requests_mutex);
-        auto it = requests().find(*req);
-        if (it == requests().end()) return PMPI_Start(req);
+        auto it = requests().find(req);
+        if (it == requests().end()) return MPI_SUCCESS;
         it->second.active = true;
         p = it->second;
     }
-    if (!p.recv) {
-        // A persistent send reads its buffer at each start (MPI-4.1 3.9).
-        const int rc = pack(p.r, p.buf, p.count, p.s.ptr);
-        if (rc != MPI_SUCCESS) return fail(p.comm, rc);
-        count_op(kSends);
-    }
-    return PMPI_Start(req);
-}
-
-UCXDT_PMPI_EXPORT int MPI_Startall(int n, MPI_Request reqs[]) {
-    for (int i = 0; i < n; ++i) {
-        const int rc = MPI_Start(&reqs[i]);
-        if (rc != MPI_SUCCESS) return rc;
-    }
+    if (p.recv) return MPI_SUCCESS;
+    batch->comm = p.comm;
+    const int rc = batch->pack(p.r, p.buf, p.count, p.s.ptr);
+    if (rc != MPI_SUCCESS) return fail(p.comm, rc);
+    count_op(kSends);
     return MPI_SUCCESS;
 }
+
+void unprepare_start(MPI_Request req) {
+    std::lock_guard<std::mutex> lock(requests_mutex);
+    auto it = requests().find(req);
+    if (it != requests().end()) it->second.active = false;
+}
+
+// MPI_Start and MPI_Startall: every routed send of the call packs on its GPU's stream and all of
+// them are waited for once, before the MPI starts any (one synchronization per call).
+int start(int n, MPI_Request reqs[], int (*mpi_start)(int, MPI_Request[])) {
+    Batch batch;
+    int rc = MPI_SUCCESS;
+    int prepared = 0;
+    for (; prepared < n && rc == MPI_SUCCESS; ++prepared) rc = prepare_start(reqs[prepared], &batch);
+    if (rc == MPI_SUCCESS) rc = batch.wait();
+    if (rc != MPI_SUCCESS) {
+        // Nothing was started: the requests stay inactive, as after a failed MPI_Startall.
+        for (int i = 0; i < prepared; ++i) unprepare_start(reqs[i]);
+        return rc;
+    }
+    return mpi_start(n, reqs);
+}
+}  // namespace
+
+UCXDT_PMPI_EXPORT int MPI_Start(MPI_Request *req) {
+    return start(1, req, [](int, MPI_Request r[]) { return PMPI_Start(&r[0]); });
+}
+
+UCXDT_PMPI_EXPORT int MPI_Startall(int n, MPI_Request reqs[]) { return start(n, reqs, PMPI_Startall); }
 
 UCXDT_PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status) {
     progress_orphans();
@@ -229,7 +223,7 @@ UCXDT_PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses
             rc = MPI_ERR_IN_STATUS;
         }
     }
-    const int f = batch.flush();
+    const int f = batch.wait();
     return rc == MPI_SUCCESS ? f : rc;
 }
 
@@ -248,7 +242,7 @@ UCXDT_PMPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Stat
             rc = MPI_ERR_IN_STATUS;
         }
     }
-    const int f = batch.flush();
+    const int f = batch.wait();
     return rc == MPI_SUCCESS ? f : rc;
 }
 
@@ -290,7 +284,7 @@ int some(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status sta
             rc = MPI_ERR_IN_STATUS;
         }
     }
-    const int f = batch.flush();
+    const int f = batch.wait();
     return rc == MPI_SUCCESS ? f : rc;
 }
 }  // namespace

@@ -93,15 +93,6 @@ int unpack(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t
     return st == UCXDT_OK ? MPI_SUCCESS : report("unpack");
 }
 
-int unpack_async(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count, void *stream) {
-    if (bytes == 0) return MPI_SUCCESS;
-    const double t0 = now();
-    const ucxdt_status_t st = ucxdt_unpack_range_async(packed, 0, bytes, buf, count, r.type->type,
-                                                       static_cast<cudaStream_t>(stream));
-    add_time(kUnpackTime, now() - t0);
-    return st == UCXDT_OK ? MPI_SUCCESS : report("unpack");
-}
-
 int fail(MPI_Comm comm, int code) {
     PMPI_Comm_call_errhandler(comm, code);
     return code;
