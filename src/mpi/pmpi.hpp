@@ -79,6 +79,10 @@ struct Route {
     int64_t bytes = 0;  // packed bytes of (count, type)
     Where staging = Where::kHost;
     int device = -1;
+    // One contiguous run on a GPU under a CUDA-aware MPI: the MPI can move it as `bytes` bytes
+    // from `first` itself, with no staging (point-to-point does so).
+    bool contiguous = false;
+    const void *first = nullptr;
 };
 /// Whether (buf, count, dt) goes through ucxdt; fills *r when it does.
 bool route(const void *buf, int64_t count, MPI_Datatype dt, Route *r);

@@ -5,6 +5,18 @@
 namespace ucxdt::pmpi {
 namespace {
 
+// A routed contiguous run (Route::contiguous) goes to the MPI as its bytes: (buf, count, dt)
+// becomes (first byte, packed bytes, MPI_BYTE), so that nothing is staged or copied.
+template <typename Buf>
+bool as_bytes(const Route &r, Counter c, Buf *&buf, int &count, MPI_Datatype &dt) {
+    if (!r.contiguous) return false;
+    buf = static_cast<Buf *>(const_cast<void *>(r.first));
+    count = static_cast<int>(r.bytes);
+    dt = MPI_BYTE;
+    count_op(c);
+    return true;
+}
+
 using SendFn = int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 using IsendFn = int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 
@@ -27,7 +39,7 @@ Packed pack_send(const Route &r, const void *buf, int count, MPI_Comm comm) {
 
 int blocking_send(SendFn fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
     Route r;
-    if (!route(buf, count, dt, &r)) return fn(buf, count, dt, dest, tag, comm);
+    if (!route(buf, count, dt, &r) || as_bytes(r, kSends, buf, count, dt)) return fn(buf, count, dt, dest, tag, comm);
     Packed p = pack_send(r, buf, count, comm);
     if (p.rc != MPI_SUCCESS) return p.rc;
     const int rc = fn(p.s.ptr, static_cast<int>(r.bytes), MPI_BYTE, dest, tag, comm);
@@ -38,7 +50,8 @@ int blocking_send(SendFn fn, const void *buf, int count, MPI_Datatype dt, int de
 int nonblocking_send(IsendFn fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                      MPI_Request *req) {
     Route r;
-    if (!route(buf, count, dt, &r)) return fn(buf, count, dt, dest, tag, comm, req);
+    if (!route(buf, count, dt, &r) || as_bytes(r, kSends, buf, count, dt))
+        return fn(buf, count, dt, dest, tag, comm, req);
     Packed p = pack_send(r, buf, count, comm);
     if (p.rc != MPI_SUCCESS) return p.rc;
     const int rc = fn(p.s.ptr, static_cast<int>(r.bytes), MPI_BYTE, dest, tag, comm, req);
@@ -99,7 +112,8 @@ int blocking_recv(const Route &r, void *buf, int count, MPI_Comm comm, MPI_Statu
 int persistent_send(IsendFn init, const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                     MPI_Request *req) {
     Route r;
-    if (!route(buf, count, dt, &r)) return init(buf, count, dt, dest, tag, comm, req);
+    if (!route(buf, count, dt, &r) || as_bytes(r, kSends, buf, count, dt))
+        return init(buf, count, dt, dest, tag, comm, req);
     Pending pend;
     pend.s = get_staging(r.bytes, r.staging, r.device);
     if (!pend.s.ptr) return fail(comm, MPI_ERR_NO_MEM);
@@ -123,7 +137,8 @@ using IrecvFn = int (*)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Reque
 int posted_recv(IrecvFn fn, bool persistent, void *buf, int count, MPI_Datatype dt, int source, int tag,
                 MPI_Comm comm, MPI_Request *req) {
     Route r;
-    if (!route(buf, count, dt, &r)) return fn(buf, count, dt, source, tag, comm, req);
+    if (!route(buf, count, dt, &r) || as_bytes(r, kRecvs, buf, count, dt))
+        return fn(buf, count, dt, source, tag, comm, req);
     return nonblocking_recv(r, buf, count, comm, req, persistent, [&](void *s, int n) {
         return fn(s, n, MPI_BYTE, source, tag, comm, req);
     });
@@ -159,7 +174,8 @@ UCXDT_PMPI_EXPORT int MPI_Irsend(const void *buf, int count, MPI_Datatype dt, in
 UCXDT_PMPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                                MPI_Status *status) {
     Route r;
-    if (!route(buf, count, dt, &r)) return PMPI_Recv(buf, count, dt, source, tag, comm, status);
+    if (!route(buf, count, dt, &r) || as_bytes(r, kRecvs, buf, count, dt))
+        return PMPI_Recv(buf, count, dt, source, tag, comm, status);
     return blocking_recv(r, buf, count, comm, status, [&](void *s, int n, MPI_Status *st) {
         return PMPI_Recv(s, n, MPI_BYTE, source, tag, comm, st);
     });
@@ -174,7 +190,8 @@ UCXDT_PMPI_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int sourc
 // the interposer's own (staging, unpack) go to MPI_COMM_WORLD's handler.
 UCXDT_PMPI_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status) {
     Route r;
-    if (!route(buf, count, dt, &r)) return PMPI_Mrecv(buf, count, dt, message, status);
+    if (!route(buf, count, dt, &r) || as_bytes(r, kRecvs, buf, count, dt))
+        return PMPI_Mrecv(buf, count, dt, message, status);
     return blocking_recv(r, buf, count, MPI_COMM_WORLD, status, [&](void *s, int n, MPI_Status *st) {
         return PMPI_Mrecv(s, n, MPI_BYTE, message, st);
     });
@@ -182,7 +199,8 @@ UCXDT_PMPI_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Messa
 
 UCXDT_PMPI_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req) {
     Route r;
-    if (!route(buf, count, dt, &r)) return PMPI_Imrecv(buf, count, dt, message, req);
+    if (!route(buf, count, dt, &r) || as_bytes(r, kRecvs, buf, count, dt))
+        return PMPI_Imrecv(buf, count, dt, message, req);
     return nonblocking_recv(r, buf, count, MPI_COMM_WORLD, req, false, [&](void *s, int n) {
         return PMPI_Imrecv(s, n, MPI_BYTE, message, req);
     });
@@ -192,8 +210,10 @@ UCXDT_PMPI_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datat
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                                    MPI_Comm comm, MPI_Status *status) {
     Route rs, rr;
-    const bool send_routed = route(sendbuf, sendcount, sendtype, &rs);
-    const bool recv_routed = route(recvbuf, recvcount, recvtype, &rr);
+    const bool send_routed =
+        route(sendbuf, sendcount, sendtype, &rs) && !as_bytes(rs, kSends, sendbuf, sendcount, sendtype);
+    const bool recv_routed =
+        route(recvbuf, recvcount, recvtype, &rr) && !as_bytes(rr, kRecvs, recvbuf, recvcount, recvtype);
     if (!send_routed && !recv_routed)
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                              recvtag, comm, status);
@@ -221,7 +241,7 @@ UCXDT_PMPI_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datat
 UCXDT_PMPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
                                            int recvtag, MPI_Comm comm, MPI_Status *status) {
     Route r;
-    if (!route(buf, count, dt, &r))
+    if (!route(buf, count, dt, &r) || as_bytes(r, kSends, buf, count, dt))
         return PMPI_Sendrecv_replace(buf, count, dt, dest, sendtag, source, recvtag, comm, status);
     // The packed copy is the send buffer, so the receive may land in the layout itself.
     Packed p = pack_send(r, buf, count, comm);

@@ -63,11 +63,14 @@ bool route(const void *buf, int64_t count, MPI_Datatype dt, Route *r) {
     if (device < 0 && (!settings().route_host || cls == UCXDT_PLAN_CONTIGUOUS)) return false;
     // A contiguous derived type on a GPU is routed too: Open MPI 5's pml ucx hands derived types
     // to UCP as generic datatypes and packs them with the CPU, which faults on device memory.
+    // Point-to-point then gives the MPI the bytes themselves (Route::contiguous).
     r->bytes = t->size * count;
     if (r->bytes > INT32_MAX) return false;  // sent as one MPI_BYTE count (an int)
     r->type = std::move(t);
     r->device = device;
     r->staging = device < 0 ? Where::kHost : (mpi_cuda_aware() ? Where::kDevice : Where::kPinned);
+    r->contiguous = cls == UCXDT_PLAN_CONTIGUOUS && r->staging == Where::kDevice;
+    r->first = first;
     return true;
 }
 
