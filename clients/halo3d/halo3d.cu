@@ -4,7 +4,8 @@
 // or faces, edges and corners (27-point) with its neighbours, and checks every received halo
 // cell and its own interior against what they must hold.
 //   -x datatype: each region is an MPI_Type_create_subarray of the whole array, committed once,
-//                moved by MPI_Irecv/MPI_Isend/MPI_Waitall (what an interposer can speed up);
+//                moved by MPI_Irecv/MPI_Isend/MPI_Waitall (what an interposer can speed up),
+//                or with -P by persistent requests made once and started by MPI_Startall;
 //   -x handpack: the program gathers each region into a contiguous buffer itself (a CUDA kernel
 //                on device memory, loops on host memory), sends doubles and scatters them back.
 // Only the exchange is timed: from after an MPI_Barrier to the end of MPI_Waitall (handpack:
@@ -24,6 +25,7 @@ struct Options : CommonOptions {
     long width = 1;
     int stencil = 7;
     bool handpack = false;
+    bool persistent = false;  // MPI_Send_init/MPI_Recv_init once, MPI_Startall every step
     bool hang = false;  // test of -T: rank 0 stops sending from step 1 on
 };
 
@@ -31,7 +33,8 @@ std::string usage() {
     return "usage: mpirun -np P halo3d [options]\n"
            "  -g NX,NY,NZ  interior points per rank (64,64,64)   -w W  halo width (1)\n"
            "  -p PX,PY,PZ  process grid (MPI_Dims_create's)       -s 7|27  stencil (7)\n"
-           "  -x datatype|handpack  subarray types, or the program's packing (datatype)\n" +
+           "  -x datatype|handpack  subarray types, or the program's packing (datatype)\n"
+           "  -P           persistent requests: made once, started by MPI_Startall every step\n" +
            Options{}.usage("the grid") +
            "  csv: one row: halo3d,ranks,proc_grid,grid,width,stencil,mode,mem,messages,\n"
            "       bytes_per_rank,iterations,median_us,min_us,mismatches\n";
@@ -40,7 +43,7 @@ std::string usage() {
 std::string parse(int argc, char **argv, Options *o) {
     std::vector<long> v;
     std::string mode = "datatype";
-    const std::string letters = std::string("g:p:w:s:x:H") + CommonOptions::kLetters;
+    const std::string letters = std::string("g:p:w:s:x:PH") + CommonOptions::kLetters;
     for (int c; (c = getopt(argc, argv, letters.c_str())) != -1;) {
         if (o->take(c, optarg)) continue;
         switch (c) {
@@ -52,6 +55,7 @@ std::string parse(int argc, char **argv, Options *o) {
         case 'w': o->width = std::atol(optarg); break;
         case 's': o->stencil = std::atoi(optarg); break;
         case 'x': mode = optarg; break;
+        case 'P': o->persistent = true; break;
         case 'H': o->hang = true; break;
         default: return "unknown option";
         }
@@ -59,6 +63,7 @@ std::string parse(int argc, char **argv, Options *o) {
     if (std::string e = o->check(argc, argv, optind); !e.empty()) return e;
     if (mode != "datatype" && mode != "handpack") return "-x takes datatype or handpack";
     o->handpack = mode == "handpack";
+    if (o->hang && o->persistent) return "-H and -P do not go together";
     if (o->stencil != 7 && o->stencil != 27) return "-s takes 7 or 27";
     if (o->width < 1) return "-w must be >= 1";
     for (long x : o->n)
@@ -152,22 +157,39 @@ int main(int argc, char **argv) {
     if (o.mem == Mem::device) cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
     std::vector<MPI_Request> reqs(2 * dirs.size());
 
-    auto exchange = [&](long step) {
+    // Each message's buffer and type: the region itself as a subarray type, or the program's
+    // contiguous copy of it as doubles.
+    auto post_recv = [&](Dir &r, MPI_Request *req, bool init) {
+        auto fn = init ? MPI_Recv_init : MPI_Irecv;
+        if (o.handpack) fn(r.recv_buf.get(), int(r.recv.count()), MPI_DOUBLE, r.peer, r.recv_tag, cart, req);
+        else fn(a, 1, r.recv_type, r.peer, r.recv_tag, cart, req);
+    };
+    auto post_send = [&](Dir &r, MPI_Request *req, bool init) {
+        auto fn = init ? MPI_Send_init : MPI_Isend;
+        if (o.handpack) fn(r.send_buf.get(), int(r.send.count()), MPI_DOUBLE, r.peer, r.send_tag, cart, req);
+        else fn(a, 1, r.send_type, r.peer, r.send_tag, cart, req);
+    };
+    if (o.persistent) {
         size_t k = 0;
-        for (Dir &r : dirs) {
-            if (o.handpack) MPI_Irecv(r.recv_buf.get(), int(r.recv.count()), MPI_DOUBLE, r.peer, r.recv_tag, cart, &reqs[k++]);
-            else MPI_Irecv(a, 1, r.recv_type, r.peer, r.recv_tag, cart, &reqs[k++]);
-        }
+        for (Dir &r : dirs) post_recv(r, &reqs[k++], true);
+        for (Dir &r : dirs) post_send(r, &reqs[k++], true);
+    }
+    const size_t nrecv = dirs.size();
+
+    auto exchange = [&](long step) {
+        if (o.persistent) MPI_Startall(int(nrecv), reqs.data());
+        else
+            for (size_t k = 0; k < nrecv; ++k) post_recv(dirs[k], &reqs[k], false);
         if (o.handpack) {
             for (Dir &r : dirs) box_copy(o.mem, stream, a, r.send, r.send_buf.as<double>(), true);
             if (stream) cuda_check(cudaStreamSynchronize(stream), "pack kernels");
         }
         const bool mute = o.hang && rank == 0 && step >= 1;
-        for (Dir &r : dirs) {
-            if (mute) continue;
-            if (o.handpack) MPI_Isend(r.send_buf.get(), int(r.send.count()), MPI_DOUBLE, r.peer, r.send_tag, cart, &reqs[k++]);
-            else MPI_Isend(a, 1, r.send_type, r.peer, r.send_tag, cart, &reqs[k++]);
-        }
+        size_t k = nrecv;
+        if (o.persistent) MPI_Startall(int(dirs.size()), reqs.data() + nrecv), k += dirs.size();
+        else
+            for (Dir &r : dirs)
+                if (!mute) post_send(r, &reqs[k++], false);
         MPI_Waitall(int(k), reqs.data(), MPI_STATUSES_IGNORE);
         if (o.handpack) {
             for (Dir &r : dirs) box_copy(o.mem, stream, a, r.recv, r.recv_buf.as<double>(), false);
@@ -186,23 +208,25 @@ int main(int argc, char **argv) {
             return bad;
         });
     const Summary s = summarize(run.times);
-    const char *mode = o.handpack ? "handpack" : "datatype";
+    const std::string mode = std::string(o.handpack ? "handpack" : "datatype") + (o.persistent ? "+persistent" : "");
     if (rank == 0 && o.csv) {
         std::printf("halo3d,%d,%dx%dx%d,%ldx%ldx%ld,%ld,%d,%s,%s,%zu,%lld,%zu,%.3f,%.3f,%lld\n", size, pdims[0],
-                    pdims[1], pdims[2], o.n[0], o.n[1], o.n[2], o.width, o.stencil, mode, mem_name(o.mem),
+                    pdims[1], pdims[2], o.n[0], o.n[1], o.n[2], o.width, o.stencil, mode.c_str(), mem_name(o.mem),
                     dirs.size(), static_cast<long long>(bytes), run.times.size(), s.median * 1e6, s.min * 1e6,
                     run.wrong);
     } else if (rank == 0) {
         std::printf("halo3d: %d ranks as %dx%dx%d (periodic), %ldx%ldx%ld interior + halo %ld per rank, "
                     "%d-point (%zu messages), %s, %s memory\n",
                     size, pdims[0], pdims[1], pdims[2], o.n[0], o.n[1], o.n[2], o.width, o.stencil, dirs.size(),
-                    mode, mem_name(o.mem));
+                    mode.c_str(), mem_name(o.mem));
         std::printf("halo3d: %lld bytes per exchange per rank; %zu iterations after %ld warm-up\n",
                     static_cast<long long>(bytes), run.times.size(), o.warmup);
         std::printf("halo3d: exchange (slowest rank) median %.1f us, min %.1f us; %.3f GB/s per rank at the median\n",
                     s.median * 1e6, s.min * 1e6, s.median > 0 ? bytes / s.median / 1e9 : 0.0);
         std::printf("halo3d: %s\n", run.wrong ? "FAILED: wrong values (above)" : "every halo and interior cell checked at every step");
     }
+    if (o.persistent)
+        for (MPI_Request &q : reqs) MPI_Request_free(&q);
     for (Dir &r : dirs)
         if (r.send_type != MPI_DATATYPE_NULL) MPI_Type_free(&r.send_type), MPI_Type_free(&r.recv_type);
     if (stream) cudaStreamDestroy(stream);
