@@ -91,7 +91,7 @@ bool route(const void *buf, int64_t count, MPI_Datatype dt, Route *r);
 /// MPI_SUCCESS or an MPI error class, with ucxdt's message printed.
 int pack(const Route &r, const void *buf, int64_t count, void *packed);
 int unpack(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count);
-/// The interposer's stream on GPU `device` (non-blocking, made once), or null if none could be.
+/// The interposer's stream on GPU `device` (made once), or null if none could be.
 void *stream_of(int device);
 
 /// Reports `code` through comm's error handler, as the MPI would, and returns it.

@@ -124,8 +124,11 @@ void *stream_of(int device) {
     std::lock_guard<std::mutex> lock(m);
     auto it = streams.find(device);
     if (it != streams.end()) return it->second;
+    // A blocking stream, as ucxdt's own: it waits for the legacy default stream, where a
+    // program's cudaMemcpy of a send buffer (or of a receive buffer's old contents) may still be
+    // copying from pageable memory when the call returns.
     cudaStream_t s = nullptr;
-    if (on_device(device, [&] { return cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); }) != cudaSuccess) {
+    if (on_device(device, [&] { return cudaStreamCreateWithFlags(&s, cudaStreamDefault); }) != cudaSuccess) {
         cudaGetLastError();
         return nullptr;
     }
