@@ -57,7 +57,9 @@ typedef enum {
     UCXDT_ERR_UCX           = -8,  /**< a UCX call failed */
     UCXDT_ERR_PEER_FAILURE  = -9,  /**< the peer process failed during a transfer */
     UCXDT_ERR_CANCELED      = -10, /**< the request was canceled */
-    UCXDT_ERR_UNSUPPORTED   = -11  /**< valid, but not supported by this build or memory type */
+    UCXDT_ERR_UNSUPPORTED   = -11, /**< valid, but not supported by this build or memory type */
+    UCXDT_ERR_OUT_OF_RANGE  = -12, /**< a one-sided target outside its registered memory */
+    UCXDT_ERR_LAST          = -100 /**< below every status (UCS_ERR_LAST's role): not returned */
 } ucxdt_status_t;
 
 /** Predefined (primitive) datatypes. Sizes are the C ABI's on the build platform. */

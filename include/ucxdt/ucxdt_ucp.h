@@ -130,8 +130,8 @@ typedef struct ucxdt_ep *ucxdt_ep_h;
 
 /** A request handle, an error status, or NULL (completed at once), as UCP's ucs_status_ptr_t. */
 typedef void *ucxdt_status_ptr_t;
-#define UCXDT_PTR_IS_ERR(_p) ((uintptr_t)(_p) >= (uintptr_t)(intptr_t)UCXDT_ERR_UNSUPPORTED)
-#define UCXDT_PTR_IS_PTR(_p) (((uintptr_t)(_p) - 1) < ((uintptr_t)(intptr_t)UCXDT_ERR_UNSUPPORTED - 1))
+#define UCXDT_PTR_IS_ERR(_p) ((uintptr_t)(_p) >= (uintptr_t)(intptr_t)UCXDT_ERR_LAST)
+#define UCXDT_PTR_IS_PTR(_p) (((uintptr_t)(_p) - 1) < ((uintptr_t)(intptr_t)UCXDT_ERR_LAST - 1))
 #define UCXDT_PTR_STATUS(_p) ((ucxdt_status_t)(intptr_t)(_p))
 
 enum ucxdt_worker_params_field {

@@ -29,6 +29,7 @@ extern "C" const char *ucxdt_status_string(ucxdt_status_t status) {
     case UCXDT_ERR_PEER_FAILURE: return "Peer failure";
     case UCXDT_ERR_CANCELED: return "Request canceled";
     case UCXDT_ERR_UNSUPPORTED: return "Unsupported operation";
+    case UCXDT_ERR_OUT_OF_RANGE: return "Target outside the registered memory";
     }
     return "Unknown status";
 }
