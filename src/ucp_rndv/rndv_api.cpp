@@ -17,8 +17,6 @@
 using namespace ucxdt;
 using namespace ucxdt::rndv;
 
-struct ucxdt_worker : Worker {};
-struct ucxdt_ep : Ep {};
 
 namespace ucxdt::rndv {
 ucxdt_status_t send_tagged(Request *r);
@@ -66,43 +64,6 @@ void tag_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t 
     r->ucp_done = true;
     r->worker->events.push_back(e);
     ucp_request_free(request);
-}
-
-// What send and receive share: the type, its plan, where the layout lives.
-ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t type) {
-    if (count < 0) return fail(UCXDT_ERR_INVALID_PARAM, "count must be >= 0");
-    std::shared_ptr<Type> t;
-    if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
-    if (ucxdt_status_t st = require_committed(*t, "type")) return st;
-    if (ucxdt_status_t st = get_plan(*t, count, &r->plan)) return st;
-    if (ucxdt_status_t st = ucxdt_type_dup(type, &r->type)) return st;
-    r->buffer = static_cast<char *>(buffer);
-    r->count = count;
-    r->packed = r->plan->packed_size;
-    r->dense = r->plan->cls == UCXDT_PLAN_CONTIGUOUS;
-    r->gpu = layout_gpu(*r->plan, r->buffer);
-    // GPU memory is never handed to UCP's GET: UCP 1.13's ucp_get_nbx selects RMA lanes for host
-    // memory only and otherwise emulates the GET with active messages whose handler reads the
-    // remote address with the CPU (seen: SIGSEGV in ucp_get_req_handler on device memory, two
-    // H200s). GPU layouts take the CUDA IPC path on one node (rndv_ipc.cpp), else host staging:
-    // the GPU packs into pinned host slots and unpacks from them (zero copy).
-    r->contig = r->dense && r->gpu < 0;
-    return UCXDT_OK;
-}
-
-ucxdt_status_ptr_t error_ptr(ucxdt_status_t st) {
-    return reinterpret_cast<ucxdt_status_ptr_t>(static_cast<intptr_t>(st));
-}
-
-// The request as the nbx call returns it: NULL when it already completed successfully, an error
-// status when it failed, else the request.
-ucxdt_status_ptr_t hand_out(Worker *w, Request *r) {
-    if (r->status == UCXDT_INPROGRESS) return r;
-    w->completed.erase(std::remove(w->completed.begin(), w->completed.end(), r), w->completed.end());
-    r->callback_due = false;
-    const auto st = static_cast<ucxdt_status_t>(r->status);
-    w->release(r);
-    return st == UCXDT_OK ? nullptr : error_ptr(st);
 }
 
 // UCP's error handler as ucxdt_ep_params_set_err_handler sets it.
@@ -186,6 +147,9 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
         for (auto &[id, r] : w->requests) busy |= r->status == UCXDT_INPROGRESS;
         if (!busy) break;
     }
+    // The layers above first: their GPU work ends, and they forget the requests deleted next.
+    for (auto &[device, g] : w->gpus) cudaStreamSynchronize(g->stream());
+    w->extensions.clear();
     std::vector<Request *> all;
     for (auto &[id, r] : w->requests) all.push_back(r);
     for (Request *r : all) {
@@ -327,7 +291,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
     });
     if (st) {
         w->complete(r, st);
-        return hand_out(w, r);
+        return w->hand_out(r);
     }
     return r;
 }
@@ -361,7 +325,7 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
     });
     if (st) {
         w->complete(r, st);
-        return hand_out(w, r);
+        return w->hand_out(r);
     }
     return r;
 }

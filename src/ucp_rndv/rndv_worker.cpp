@@ -1,6 +1,8 @@
 #include "ucp_rndv/rndv_worker.hpp"
 
 #include "base/error.hpp"
+#include "ucp_dt/api_util.hpp"
+#include "ucp_pack/transfer.hpp"
 
 #include <fstream>
 #include <new>
@@ -128,6 +130,40 @@ void Worker::release(Request *r) {
     wire_free(r);  // a message that never reached UCP
     requests.erase(r->id);
     delete r;
+}
+
+ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t type) {
+    if (count < 0) return fail(UCXDT_ERR_INVALID_PARAM, "count must be >= 0");
+    std::shared_ptr<Type> t;
+    if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
+    if (ucxdt_status_t st = require_committed(*t, "type")) return st;
+    if (ucxdt_status_t st = get_plan(*t, count, &r->plan)) return st;
+    if (ucxdt_status_t st = ucxdt_type_dup(type, &r->type)) return st;
+    r->buffer = static_cast<char *>(buffer);
+    r->count = count;
+    r->packed = r->plan->packed_size;
+    r->dense = r->plan->cls == UCXDT_PLAN_CONTIGUOUS;
+    r->gpu = layout_gpu(*r->plan, r->buffer);
+    // GPU memory is never handed to UCP's GET: UCP 1.13's ucp_get_nbx selects RMA lanes for host
+    // memory only and otherwise emulates the GET with active messages whose handler reads the
+    // remote address with the CPU (seen: SIGSEGV in ucp_get_req_handler on device memory, two
+    // H200s). GPU layouts take the CUDA IPC path on one node (rndv_ipc.cpp), else host staging:
+    // the GPU packs into pinned host slots and unpacks from them (zero copy).
+    r->contig = r->dense && r->gpu < 0;
+    return UCXDT_OK;
+}
+
+ucxdt_status_ptr_t error_ptr(ucxdt_status_t st) {
+    return reinterpret_cast<ucxdt_status_ptr_t>(static_cast<intptr_t>(st));
+}
+
+ucxdt_status_ptr_t Worker::hand_out(Request *r) {
+    if (r->status == UCXDT_INPROGRESS) return r;
+    completed.erase(std::remove(completed.begin(), completed.end(), r), completed.end());
+    r->callback_due = false;
+    const auto st = static_cast<ucxdt_status_t>(r->status);
+    release(r);
+    return st == UCXDT_OK ? nullptr : error_ptr(st);
 }
 
 ucxdt_status_t Worker::ucx_error(const char *what, ucs_status_t us) {
@@ -294,6 +330,7 @@ unsigned Worker::progress() {
         }
         if (e.req && e.req->user_freed) release(e.req);  // maybe its last UCP operation
     }
+    for (auto &x : extensions) n += x->progress();
     // Requests that waited for staging or for their peer's HELLO.
     for (size_t k = waiting.size(); k > 0 && !waiting.empty(); --k) {
         Request *r = waiting.front();

@@ -50,6 +50,21 @@ struct Ep;
 /// network namespace (so that processes in separate namespaces stand in for separate nodes).
 uint64_t node_identity();
 
+/// The state of a request of a layer above the rendezvous (ucp_rma's one-sided operations,
+/// which are requests of this worker too, so that their status, callbacks, freeing and peer
+/// failure work as for sends); destroyed with the request.
+struct RequestExt {
+    virtual ~RequestExt() = default;
+};
+
+/// A layer above the rendezvous that keeps requests on a worker (ucp_rma): progressed by
+/// ucxdt_worker_progress after the rendezvous' own events, destroyed before the requests when
+/// the worker is.
+struct Extension {
+    virtual ~Extension() = default;
+    virtual unsigned progress() = 0;
+};
+
 /// One send or receive. Owned by the worker until both completed and freed by the user.
 struct Request {
     Worker *worker = nullptr;
@@ -142,6 +157,8 @@ struct Request {
     };
     std::deque<Arrived> arrived;
     ucxdt_status_t status_pending = UCXDT_OK;  // the end is decided; waiting for GETs in flight
+
+    std::unique_ptr<RequestExt> ext;  // a one-sided operation's state (not a send or receive)
 
     /// Returns one of r's slots to where it came from: the device staging of a send on the IPC
     /// path (only sends hold slots there), else the host pool.
@@ -264,6 +281,8 @@ struct Worker {
         void *arg;
     };
     std::vector<std::unique_ptr<ErrHandler>> err_handlers;
+    // Layers above that keep requests here (ucp_rma), made on their first use.
+    std::vector<std::unique_ptr<Extension>> extensions;
     void give_back_retired(uint64_t sender);  // every entry of a failed sender
     int retired_slots(const cuda::DeviceStaging *dev) const;
 
@@ -283,6 +302,9 @@ struct Worker {
     /// Frees the object once it is complete, its callback has run, the user freed it and no UCP
     /// operation names it any more; otherwise the last of these events frees it.
     void release(Request *r);
+    /// The request as an nbx call returns it: NULL when it already completed successfully (it
+    /// is then released), an error status when it failed (released too), else the request.
+    ucxdt_status_ptr_t hand_out(Request *r);
     /// Ends a UCP operation of r (its callback event was handled).
     void op_done(Request *r) { --r->ucp_ops; }
     /// Every request that depends on `ep` completes with UCXDT_ERR_PEER_FAILURE (section "Peer
@@ -370,6 +392,15 @@ struct Worker {
     void drop_frag(void *data) { ucp_am_data_release(ucp_worker, data); }
 };
 
+/// What every request with user data shares (sends, receives, one-sided operations): r holds a
+/// reference to the committed `type` and its plan of `count` elements, the buffer, the packed
+/// size and where the layout lives. Errors: UCXDT_ERR_INVALID_PARAM (negative count, invalid
+/// type), UCXDT_ERR_NOT_COMMITTED, UCXDT_ERR_OVERFLOW.
+ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t type);
+
+/// A status as an nbx call's return value (UCXDT_PTR_IS_ERR).
+ucxdt_status_ptr_t error_ptr(ucxdt_status_t st);
+
 /// Moves packed bytes [offset, offset + length) of r's layout to or from `packed`: on stream *s
 /// when given (r's layout is on GPU r->gpu), else synchronously through transfer(). `peer`: the
 /// packed bytes are another GPU's memory.
@@ -377,3 +408,7 @@ ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64
                           bool pack, bool peer);
 
 }  // namespace ucxdt::rndv
+
+// The public handles of ucxdt_ucp.h are the worker and endpoint themselves.
+struct ucxdt_worker : ucxdt::rndv::Worker {};
+struct ucxdt_ep : ucxdt::rndv::Ep {};

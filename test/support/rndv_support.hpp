@@ -2,6 +2,8 @@
 // wait for a request's final status with a bound.
 #pragma once
 
+#include "support/ucp_pair.hpp"
+
 #include <ucxdt/ucxdt_ucp.h>
 
 #include <chrono>
@@ -57,6 +59,49 @@ int wait_request(ucxdt_status_ptr_t req, Progress progress, std::chrono::seconds
     ucxdt_request_free(req);
     return st;
 }
+
+// Two connected UCP workers of one process (support/ucp_pair.hpp) with a ucxdt worker and
+// endpoint on each.
+class RndvPair {
+public:
+    UcpPair ucp;
+    ucxdt_worker_h w[2] = {};
+    ucxdt_ep_h ep[2] = {};  // ep[i]: from w[i] to the other worker
+    std::string error;
+
+    explicit RndvPair(const RndvConfig &c, std::chrono::seconds limit = std::chrono::seconds(60))
+        : limit_(limit) {
+        error = setup(c);
+    }
+    std::string setup(const RndvConfig &c) {
+        if (std::string e = ucp.open(UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA); !e.empty()) return e;
+        for (int i = 0; i < 2; ++i)
+            if (std::string e = create_rndv_worker(ucp.ctx, ucp.w[i], c, &w[i]); !e.empty()) return e;
+        for (int i = 0; i < 2; ++i)
+            if (std::string e = create_rndv_ep(w[i], ucp.ep[i], &ep[i]); !e.empty()) return e;
+        return "";
+    }
+    ~RndvPair() {  // before ucp's own destructor closes the UCP endpoints
+        for (auto e : ep)
+            if (e) ucxdt_ep_destroy(e);
+        for (auto x : w)
+            if (x) ucxdt_worker_destroy(x);
+    }
+    RndvPair(const RndvPair &) = delete;
+    RndvPair &operator=(const RndvPair &) = delete;
+    void progress() {
+        ucxdt_worker_progress(w[0]);
+        ucxdt_worker_progress(w[1]);
+    }
+    // The request's final status, progressing both workers; frees it. A hang fails as
+    // kStillRunning after the pair's limit (with the request left to the worker).
+    int wait(ucxdt_status_ptr_t req) {
+        return wait_request(req, [this] { progress(); }, limit_);
+    }
+
+private:
+    std::chrono::seconds limit_;
+};
 
 inline std::string status_name(int st) {
     return st == kStillRunning ? "still running" : ucxdt_status_string(static_cast<ucxdt_status_t>(st));

@@ -37,39 +37,7 @@ constexpr auto kTimeout = std::chrono::seconds(60);
 using Config = T::RndvConfig;
 using T::status_name;
 
-// Two connected UCP workers (support/ucp_pair.hpp) with a ucxdt worker and endpoint on each.
-class Pair {
-public:
-    T::UcpPair ucp;
-    ucxdt_worker_h w[2] = {};
-    ucxdt_ep_h ep[2] = {};  // ep[i]: from w[i] to the other worker
-    std::string error;
-
-    explicit Pair(const Config &c) { error = setup(c); }
-    std::string setup(const Config &c) {
-        if (std::string e = ucp.open(UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA); !e.empty()) return e;
-        for (int i = 0; i < 2; ++i)
-            if (std::string e = T::create_rndv_worker(ucp.ctx, ucp.w[i], c, &w[i]); !e.empty()) return e;
-        for (int i = 0; i < 2; ++i)
-            if (std::string e = T::create_rndv_ep(w[i], ucp.ep[i], &ep[i]); !e.empty()) return e;
-        return "";
-    }
-    ~Pair() {  // before ucp's own destructor closes the UCP endpoints
-        for (auto e : ep)
-            if (e) ucxdt_ep_destroy(e);
-        for (auto x : w)
-            if (x) ucxdt_worker_destroy(x);
-    }
-    void progress() {
-        ucxdt_worker_progress(w[0]);
-        ucxdt_worker_progress(w[1]);
-    }
-    // The request's final status, progressing both workers; frees it. A hang fails as
-    // T::kStillRunning after kTimeout (with the request left to the worker).
-    int wait(ucxdt_status_ptr_t req) {
-        return T::wait_request(req, [this] { progress(); }, kTimeout);
-    }
-};
+using Pair = T::RndvPair;
 
 // Sends `count` elements of `send` from w[0] and receives them as `recv` on w[1] (posted
 // before the send, or after it when `unexpected`); "" when both complete and the data is exact.
