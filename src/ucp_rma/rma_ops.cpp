@@ -1,0 +1,301 @@
+// Put, get and flush (include/ucxdt/ucxdt_rma.h): the CUDA IPC path, where the origin's GPU
+// copies between the origin layout and the target layout mapped into this process, and the UCP
+// path, one ucp_put_nbx / ucp_get_nbx per contiguous run of the target layout.
+#include "ucp_rma/rma.hpp"
+
+#include "base/address.hpp"
+#include "base/error.hpp"
+#include "ucp_dt/cpu_engine.hpp"
+#include "ucp_pack/transfer.hpp"
+#include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/gpu_engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace ucxdt::rma {
+
+using rndv::Request;
+
+namespace {
+
+Op *op_of(Request *r) { return static_cast<Op *>(r->ext.get()); }
+
+// UCP's completion callback of an operation whose user_data is its request.
+void on_ucp_done(void *request, ucs_status_t status, void *user_data) {
+    auto *r = static_cast<Request *>(user_data);
+    op_of(r)->rma->ucp_done(r, status);
+    if (request) ucp_request_free(request);
+}
+
+ucp_request_param_t ucp_param(Request *r) {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = on_ucp_done;
+    p.user_data = r;
+    return p;
+}
+
+// Calls run(displacement, packed position, bytes) for each contiguous run of plan p over its
+// whole packed stream, runs that touch in memory and in the stream merged into one.
+template <typename Run>
+void for_each_run(const Plan &p, Run &&run) {
+    int64_t disp = 0, pos = 0, len = 0;
+    cpu::for_each_piece(p, 0, p.packed_size, [&](int64_t d, int64_t at, int64_t n) {
+        if (len > 0 && disp + len == d && pos + len == at) {
+            len += n;
+            return;
+        }
+        if (len > 0) run(disp, pos, len);
+        disp = d, pos = at, len = n;
+    });
+    if (len > 0) run(disp, pos, len);
+}
+
+}  // namespace
+
+Op::~Op() {
+    if (pinned) cudaFreeHost(pinned);
+    if (device) cudaFree(device);
+}
+
+Rma::~Rma() {
+    // The worker synchronized its streams: the events are complete.
+    for (const GpuWait &g : gpu_) g.dev->give_event(g.event);
+}
+
+Rma &Rma::of(rndv::Worker *w) {
+    for (auto &x : w->extensions)
+        if (auto *r = dynamic_cast<Rma *>(x.get())) return *r;
+    w->extensions.push_back(std::make_unique<Rma>(w));
+    return static_cast<Rma &>(*w->extensions.back());
+}
+
+ucxdt_status_t Rma::start(Request *r, const Rkey &rkey, uint64_t remote) {
+    Op *op = op_of(r);
+    const RkeyWire &k = rkey.wire;
+    // The target layout must lie in the region (MPI-4.1 12.3: an access outside the target
+    // window is erroneous): checked before anything moves.
+    const Plan &t = *op->target;
+    if (t.packed_size > 0) {
+        __int128 lo = static_cast<__int128>(remote) + t.data_lo, hi = static_cast<__int128>(remote) + t.data_hi;
+        if (lo < static_cast<__int128>(k.address) || hi > static_cast<__int128>(k.address) + k.length)
+            return fail(UCXDT_ERR_OUT_OF_RANGE,
+                        "the target layout spans bytes [" + std::to_string(static_cast<long long>(lo - k.address)) +
+                            ", " + std::to_string(static_cast<long long>(hi - k.address)) +
+                            ") of a registered region of " + std::to_string(k.length) + " bytes");
+    }
+    if (r->packed == 0) return UCXDT_OK;
+    if (k.device) {
+        // UCX 1.13 emulates RMA on device memory by reading it with the CPU without GPUDirect
+        // RDMA: such a region is reached only through CUDA IPC.
+        if (k.has_ipc && w_->cfg.ipc && k.node == w_->node) return start_ipc(r, rkey, remote);
+        return fail(UCXDT_ERR_UNSUPPORTED,
+                    "the target region is GPU memory on another node (or with UCXDT_CUDA_IPC=n), which this "
+                    "build reaches only through CUDA IPC");
+    }
+    return start_ucp(r, rkey, remote);
+}
+
+// ---- The UCP path --------------------------------------------------------------------------
+
+ucxdt_status_t Rma::start_ucp(Request *r, const Rkey &rkey, uint64_t remote) {
+    Op *op = op_of(r);
+    const Plan &o = *r->plan;
+    // The packed stream: the origin itself when it is contiguous host memory, else staging
+    // (page-locked for a GPU origin, which the GPU packs into and unpacks from directly).
+    char *packed = nullptr;
+    if (r->contig) {
+        packed = at(r->buffer, o.base);
+    } else if (r->gpu >= 0) {
+        if (cudaMallocHost(reinterpret_cast<void **>(&op->pinned), static_cast<size_t>(r->packed)) != cudaSuccess)
+            return cudaGetLastError(), fail(UCXDT_ERR_NO_MEMORY, "cudaMallocHost of the one-sided staging");
+        packed = op->pinned;
+    } else {
+        op->host.resize(static_cast<size_t>(r->packed));
+        packed = op->host.data();
+    }
+    if (op->put && !r->contig)
+        if (ucxdt_status_t st = ucxdt_pack_range(r->buffer, r->count, r->type, 0, packed, r->packed)) return st;
+    op->landing = packed;
+    const ucp_request_param_t p = ucp_param(r);
+    ucxdt_status_t st = UCXDT_OK;
+    for_each_run(*op->target, [&](int64_t disp, int64_t pos, int64_t n) {
+        if (st) return;
+        const uint64_t to = remote + static_cast<uint64_t>(disp);
+        ucs_status_ptr_t s = op->put ? ucp_put_nbx(rkey.ep->ucp_ep, packed + pos, static_cast<size_t>(n), to,
+                                                   rkey.ucp_rkey, &p)
+                                     : ucp_get_nbx(rkey.ep->ucp_ep, packed + pos, static_cast<size_t>(n), to,
+                                                   rkey.ucp_rkey, &p);
+        if (UCS_PTR_IS_ERR(s)) st = w_->ucx_error(op->put ? "ucp_put_nbx" : "ucp_get_nbx", UCS_PTR_STATUS(s));
+        else if (s != nullptr) ++r->ucp_ops;
+    });
+    if (st) {
+        // Runs already posted still complete through UCP; the request ends with the first error.
+        op->error = st;
+        if (r->ucp_ops == 0) return st;
+        return UCXDT_OK;
+    }
+    if (r->ucp_ops == 0) finish(r);
+    return UCXDT_OK;
+}
+
+// ---- The CUDA IPC path ---------------------------------------------------------------------
+
+ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
+    Op *op = op_of(r);
+    const RkeyWire &k = rkey.wire;
+    int device = r->gpu;
+    if (device < 0)
+        if (ucxdt_status_t st = cuda::check(cudaGetDevice(&device), "cudaGetDevice")) return st;
+    cuda::DeviceGuard guard(device);
+    if (ucxdt_status_t st = guard.status()) return st;
+    char *region = nullptr;
+    if (ucxdt_status_t st = w_->imports->map(k.worker_uuid, k.ipc, device, k.pid == w_->pid, &region)) return st;
+    // complete() unmaps it.
+    r->peer_ref = k.ipc;
+    r->peer_mem = region;
+    r->map_device = device;
+    r->peer_uuid = k.worker_uuid;
+    const bool remote_gpu = !cuda::ipc_on_device(k.ipc, device);
+    char *target = region + (remote - k.address);
+    if (ucxdt_status_t st = w_->gpu(device, &r->dev)) return st;
+    const cudaStream_t s = r->dev->stream();
+    const Plan &o = *r->plan, &t = *op->target;
+    const int64_t n = r->packed;
+    char *origin = r->buffer;
+    ucxdt_status_t st = UCXDT_OK;
+    if (r->gpu < 0) {
+        // A host origin goes through page-locked staging, which the GPU reaches directly: the
+        // CPU packs before a put, and unpacks after a get (finish()).
+        if (cudaMallocHost(reinterpret_cast<void **>(&op->pinned), static_cast<size_t>(n)) != cudaSuccess)
+            return cudaGetLastError(), fail(UCXDT_ERR_NO_MEMORY, "cudaMallocHost of the one-sided staging");
+        if (op->put) cpu::pack(o, origin, 0, n, op->pinned);
+        else op->unpack_on_host = true;
+        st = transfer_on_gpu(t, target, op->pinned, 0, n, !op->put, device, s, false);
+    } else if (op->put ? cuda::strided_pair(o, t) : cuda::strided_pair(t, o)) {
+        st = op->put ? cuda::copy_layouts_async(o, origin, t, target, device, s, remote_gpu)
+                     : cuda::copy_layouts_async(t, target, o, origin, device, s, false);
+    } else if (o.cls == UCXDT_PLAN_BLOCK_LIST && t.cls == UCXDT_PLAN_BLOCK_LIST && o.layout_hash == t.layout_hash &&
+               o.packed_size == t.packed_size) {
+        st = op->put ? cuda::copy_same_layout_async(o, origin, target, device, s)
+                     : cuda::copy_same_layout_async(t, target, origin, device, s);
+    } else if (t.cls == UCXDT_PLAN_CONTIGUOUS) {
+        // The target is the packed stream: the origin packs into it, or unpacks from it.
+        st = transfer_on_gpu(o, origin, at(target, t.base), 0, n, op->put, device, s, remote_gpu);
+    } else if (o.cls == UCXDT_PLAN_CONTIGUOUS) {
+        st = transfer_on_gpu(t, target, at(origin, o.base), 0, n, !op->put, device, s, false);
+    } else {
+        // Neither: through device staging, packed on one side and unpacked on the other.
+        if (cudaMalloc(reinterpret_cast<void **>(&op->device), static_cast<size_t>(n)) != cudaSuccess)
+            return cudaGetLastError(), fail(UCXDT_ERR_NO_MEMORY, "cudaMalloc of the one-sided staging");
+        const Plan &from = op->put ? o : t, &to = op->put ? t : o;
+        char *from_buf = op->put ? origin : target, *to_buf = op->put ? target : origin;
+        st = transfer_on_gpu(from, from_buf, op->device, 0, n, true, device, s, false);
+        if (!st) st = transfer_on_gpu(to, to_buf, op->device, 0, n, false, device, s, op->put && remote_gpu);
+    }
+    if (st) {
+        cudaStreamSynchronize(s);  // nothing of it may run once the request ends
+        return st;
+    }
+    GpuWait g{r, r->dev, nullptr};
+    if (ucxdt_status_t e = r->dev->record(&g.event)) {
+        cudaStreamSynchronize(s);
+        return e;
+    }
+    ++r->ucp_ops;  // the GPU work, which the request outlives
+    gpu_.push_back(g);
+    return UCXDT_OK;
+}
+
+// ---- Completion ----------------------------------------------------------------------------
+
+void Rma::finish(Request *r) {
+    Op *op = op_of(r);
+    if (r->status != UCXDT_INPROGRESS) return;  // failed meanwhile (peer failure, endpoint gone)
+    ucxdt_status_t st = op->error;
+    // A get unpacks what landed in staging; a contiguous host origin was the landing itself.
+    if (!st && !op->put && !op->flush && op->landing && !r->contig)
+        st = ucxdt_unpack_range(op->landing, 0, r->packed, r->buffer, r->count, r->type);
+    if (!st && op->unpack_on_host) cpu::unpack(*r->plan, r->buffer, 0, r->packed, op->pinned);
+    w_->complete(r, st);
+}
+
+void Rma::start_flush(Request *r, rndv::Ep *ep) {
+    Op *op = op_of(r);
+    for (auto &[id, q] : w_->requests)
+        if (q != r && q->ext && q->status == UCXDT_INPROGRESS && !op_of(q)->flush && (!ep || q->ep == ep))
+            op->before.push_back(id);
+    flushes_.push_back(r->id);
+    advance_flush(r);
+}
+
+void Rma::advance_flush(Request *r) {
+    Op *op = op_of(r);
+    if (r->status != UCXDT_INPROGRESS || op->ucp_flush_posted) return;
+    for (uint64_t id : op->before) {
+        auto it = w_->requests.find(id);
+        if (it != w_->requests.end() && it->second->status == UCXDT_INPROGRESS) return;
+    }
+    // Every earlier operation is complete here; UCP's flush completes its puts at the targets.
+    const ucp_request_param_t p = ucp_param(r);
+    ucs_status_ptr_t s = r->ep ? ucp_ep_flush_nbx(r->ep->ucp_ep, &p) : ucp_worker_flush_nbx(w_->ucp_worker, &p);
+    op->ucp_flush_posted = true;
+    if (UCS_PTR_IS_ERR(s)) w_->complete(r, w_->ucx_error("ucp flush", UCS_PTR_STATUS(s)));
+    else if (s == nullptr) w_->complete(r, UCXDT_OK);
+    else ++r->ucp_ops;
+}
+
+unsigned Rma::progress() {
+    unsigned n = 0;
+    std::vector<Request *> ended;
+    // Events of one stream complete in order: only the oldest pending one is queried.
+    while (!gpu_.empty()) {
+        const GpuWait g = gpu_.front();
+        const cudaError_t e = cudaEventQuery(g.event);
+        if (e == cudaErrorNotReady) break;
+        gpu_.pop_front();
+        g.dev->give_event(g.event);
+        w_->op_done(g.r);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            op_of(g.r)->error = fail(UCXDT_ERR_CUDA, std::string("one-sided GPU copy: ") + cudaGetErrorString(e));
+        }
+        ended.push_back(g.r);
+        ++n;
+    }
+    while (!done_.empty()) {
+        const UcpDone d = done_.front();
+        done_.pop_front();
+        w_->op_done(d.r);
+        Op *op = op_of(d.r);
+        if (d.status != UCS_OK && !op->error) op->error = w_->ucx_error("one-sided UCP operation", d.status);
+        ended.push_back(d.r);
+        ++n;
+    }
+    // Flushes first: a flush may wait for an operation that ends below, and is looked up by id
+    // because the user may free a completed one.
+    for (size_t i = 0; i < flushes_.size();) {
+        auto it = w_->requests.find(flushes_[i]);
+        if (it == w_->requests.end() || it->second->status != UCXDT_INPROGRESS) {
+            flushes_[i] = flushes_.back();
+            flushes_.pop_back();
+            continue;
+        }
+        advance_flush(it->second);
+        ++i;
+    }
+    std::sort(ended.begin(), ended.end());
+    ended.erase(std::unique(ended.begin(), ended.end()), ended.end());
+    for (Request *r : ended) {
+        if (r->ucp_ops == 0) {
+            if (op_of(r)->flush) w_->complete(r, op_of(r)->error);
+            else finish(r);
+        }
+        if (r->user_freed) w_->release(r);
+    }
+    return n;
+}
+
+}  // namespace ucxdt::rma
