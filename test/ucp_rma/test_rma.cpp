@@ -7,10 +7,12 @@
 #include "support/rndv_support.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
+#include <ucxdt/ucxdt_shmem.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -181,6 +183,44 @@ TEST_F(Rma, ManyOutstandingThenOneFlushOfTheWorker) {
         const auto got = packed(*t, dst.ptr() + i * extent, 1, 32 * 2 * 8);
         EXPECT_EQ(sent, got) << "put " << i;
     }
+}
+
+// ---- OpenSHMEM's strided put and get --------------------------------------------------------
+
+TEST_F(Rma, ShmemIputAndIgetAsTheirLoops) {
+    T::RndvPair &p = pair();
+    for (const size_t elem : {size_t{4}, size_t{8}, size_t{16}}) {
+        constexpr size_t kN = 100;
+        constexpr ptrdiff_t kDst = 3, kSst = 2;
+        std::vector<unsigned char> src(kN * kSst * elem), dest(kN * kDst * elem + 64);
+        for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + elem);
+        for (size_t i = 0; i < dest.size(); ++i) dest[i] = static_cast<unsigned char>(0xa5 ^ i);
+        std::vector<unsigned char> want = dest;
+        for (size_t k = 0; k < kN; ++k)
+            std::memcpy(&want[k * kDst * elem], &src[k * kSst * elem], elem);
+        Region reg(p, dest.data(), dest.size());
+        ASSERT_EQ(reg.error, "");
+        ASSERT_EQ(p.wait(ucxdt_shmem_iput_nbx(p.ep[0], addr(dest.data()), reg.rkey, src.data(), kDst, kSst, kN, elem,
+                                              nullptr)),
+                  UCXDT_OK);
+        ASSERT_EQ(p.wait(ucxdt_ep_flush_nbx(p.ep[0], nullptr)), UCXDT_OK);
+        EXPECT_EQ(dest, want) << "iput of " << elem << "-byte elements";
+        // And back: the strided target read into a strided origin of another stride.
+        std::vector<unsigned char> back(kN * 5 * elem, 0), back_want(back.size(), 0);
+        for (size_t k = 0; k < kN; ++k) std::memcpy(&back_want[k * 5 * elem], &dest[k * kDst * elem], elem);
+        ASSERT_EQ(p.wait(ucxdt_shmem_iget_nbx(p.ep[0], back.data(), addr(dest.data()), reg.rkey, 5, kDst, kN, elem,
+                                              nullptr)),
+                  UCXDT_OK);
+        EXPECT_EQ(back, back_want) << "iget of " << elem << "-byte elements";
+    }
+    std::vector<char> d(64);
+    Region reg(p, d.data(), d.size());
+    EXPECT_EQ(p.wait(ucxdt_shmem_iput_nbx(p.ep[0], addr(d.data()), reg.rkey, d.data(), 0, 1, 4, 8, nullptr)),
+              UCXDT_ERR_INVALID_PARAM)
+        << "a zero stride";
+    EXPECT_EQ(p.wait(ucxdt_shmem_iput_nbx(p.ep[0], addr(d.data()), reg.rkey, d.data(), 3, 1, 4, 8, nullptr)),
+              UCXDT_ERR_OUT_OF_RANGE)
+        << "4 elements every 24 bytes do not fit 64";
 }
 
 // ---- Bad input: a clear error, and nothing moved -------------------------------------------
