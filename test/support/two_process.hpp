@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -151,6 +152,17 @@ inline bool read_blob(int fd, std::vector<char> *v) {
     if (!read_all(fd, &n, sizeof n) || n > (1u << 20)) return false;
     v->resize(n);
     return read_all(fd, v->data(), n);
+}
+
+/// Whether `fd` has data (or end of file) within `limit`.
+inline bool readable_within(int fd, std::chrono::seconds limit) {
+    pollfd p{fd, POLLIN, 0};
+    return poll(&p, 1, static_cast<int>(limit.count() * 1000)) == 1;
+}
+
+/// read_blob, bounded: false when nothing came within `limit` or the writer is gone.
+inline bool read_blob_within(int fd, std::vector<char> *v, std::chrono::seconds limit) {
+    return readable_within(fd, limit) && read_blob(fd, v);
 }
 
 /// The child's wait status, or -1 when it did not exit within `limit` (it is then killed).
