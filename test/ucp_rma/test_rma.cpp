@@ -4,7 +4,7 @@
 // the buffer left as it was; flushes; and bad input, which fails before anything moves. The
 // GPU cases (CUDA IPC between the workers, and the UCP path of GPU origins) skip without a GPU.
 #include "support/layout_buffer.hpp"
-#include "support/rndv_support.hpp"
+#include "support/rma_support.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
 #include <ucxdt/ucxdt_shmem.h>
@@ -29,47 +29,7 @@ T::RndvPair &pair() {
     return p;
 }
 
-// A region of worker w[1] registered for the other worker: the whole of `at`'s buffer, or its
-// first `limit` bytes; its rkey unpacked on ep[0].
-class Region {
-public:
-    Region(T::RndvPair &p, void *base, size_t length) : p_(p) {
-        ucxdt_mem_map_params_t mp{};
-        mp.field_mask = UCXDT_MEM_MAP_PARAM_FIELD_ADDRESS | UCXDT_MEM_MAP_PARAM_FIELD_LENGTH;
-        mp.address = base;
-        mp.length = length;
-        if (ucxdt_mem_map(p.w[1], &mp, &mem_) != UCXDT_OK) {
-            error = std::string("ucxdt_mem_map: ") + ucxdt_last_error();
-            return;
-        }
-        if (ucxdt_rkey_pack(mem_, &packed_, &size_) != UCXDT_OK) {
-            error = std::string("ucxdt_rkey_pack: ") + ucxdt_last_error();
-            return;
-        }
-        if (ucxdt_ep_rkey_unpack(p.ep[0], packed_, size_, &rkey) != UCXDT_OK)
-            error = std::string("ucxdt_ep_rkey_unpack: ") + ucxdt_last_error();
-    }
-    ~Region() {
-        ucxdt_rkey_destroy(rkey);
-        if (packed_) ucxdt_rkey_buffer_release(packed_);
-        ucxdt_mem_unmap(mem_);
-    }
-    Region(const Region &) = delete;
-    Region &operator=(const Region &) = delete;
-    const void *packed_rkey() const { return packed_; }
-    size_t packed_size() const { return size_; }
-
-    ucxdt_rkey_h rkey = nullptr;
-    std::string error;
-
-private:
-    T::RndvPair &p_;
-    ucxdt_mem_h mem_ = nullptr;
-    void *packed_ = nullptr;
-    size_t size_ = 0;
-};
-
-uint64_t addr(void *p) { return reinterpret_cast<uint64_t>(p); }
+using T::addr, T::Region;
 
 // A put of (origin, ocount) into (target, tcount) at w[1], or a get of the target into the
 // origin; "" when it completes, a flush of the endpoint too, and the written layout holds the
