@@ -20,6 +20,7 @@
 #include "support/typemap_walk.hpp"
 
 #include <ucxdt/ucp.h>
+#include <ucxdt/ucxdt_rma.h>
 #include <ucxdt/ucxdt_ucp.h>
 #include <ucxdt/ucxdt.h>
 
@@ -145,7 +146,10 @@ struct Options {
 void usage() {
     std::printf(
         "  Usage: ucxdt_perftest [ server-hostname ] [ options ]\n\n"
-        "     -t <test>      tag_lat (default), tag_bw, pack, unpack (pack/unpack: one process)\n"
+        "     -t <test>      tag_lat (default), tag_bw, put_bw, get_bw (one-sided, ucxdt_rma.h:\n"
+        "                    the client puts its send layout into, or gets it from, the\n"
+        "                    server's receive layout; -x pipeline), pack, unpack (pack/unpack:\n"
+        "                    one process)\n"
         "     -x <path>      pipeline (ucxdt's datatype-aware rendezvous, ucxdt_ucp.h; default),\n"
         "                    generic (UCP generic datatype) or packsend (pack, send contiguous,\n"
         "                    unpack)\n"
@@ -158,7 +162,7 @@ void usage() {
         "     -m <send mem>[,<recv mem>]  host (default), cuda, cuda-managed\n"
         "     -n <iters>     timed iterations (1000)\n"
         "     -w <iters>     warm-up iterations (10)\n"
-        "     -O <n>         tag_bw: messages in flight on each side (1); ucx_perftest's tag_bw\n"
+        "     -O <n>         tag_bw, put_bw, get_bw: messages in flight (1); ucx_perftest's tag_bw\n"
         "                    keeps 32 (its -O). Above 1, a message's latency is the time since\n"
         "                    the previous completion, the percentile is over those\n"
         "     -c             verify every timed iteration (default: the first of the run,\n"
@@ -830,6 +834,117 @@ void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, 
     r.overall_us = (t_end - t_start - excluded) * 1e6 / static_cast<double>(p.iters);
 }
 
+// The peer's next out-of-band message, driving UCP meanwhile: a one-sided target serves the
+// origin's operations (puts and UCP's emulated GETs over TCP) only from its own progress.
+std::string recv_blob_serving(Ucp &u, int fd, const char *what) {
+    pollfd pf{fd, POLLIN, 0};
+    while (::poll(&pf, 1, 0) == 0) {
+        // A target completes nothing of its own: waiting is its work. A dead origin still shows
+        // as the socket's hang-up (watch()), and the origin watches its own operations.
+        ++g_peer.events;
+        u.progress();
+    }
+    return recv_blob(fd, what);
+}
+
+// put_bw / get_bw (-x pipeline, ucxdt_rma.h): the client is the origin with the send layout; the
+// server is the target, which registers the buffer of the receive layout, sends its rkey and
+// serves. Up to p.window operations are in flight, all on the one target layout; the timed run
+// ends with ucxdt_ep_flush_nbx (the puts are then at the target). A checked iteration drains
+// and flushes, then runs alone between barriers: the target checks a put, the origin a get.
+void run_rma(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, Result &r) {
+    const bool put = p.test == "put_bw";
+    if (!client) {
+        ucxdt_mem_map_params_t mp{};
+        mp.field_mask = UCXDT_MEM_MAP_PARAM_FIELD_ADDRESS | UCXDT_MEM_MAP_PARAM_FIELD_LENGTH;
+        mp.address = rcv.buf.p;
+        mp.length = static_cast<size_t>(rcv.buf.n);
+        ucxdt_mem_h mem = nullptr;
+        void *rkey = nullptr;
+        size_t len = 0;
+        if (ucxdt_mem_map(u.dw, &mp, &mem) != UCXDT_OK || ucxdt_rkey_pack(mem, &rkey, &len) != UCXDT_OK)
+            die("registering the target: %s", ucxdt_last_error());
+        const auto at = reinterpret_cast<uint64_t>(rcv.origin());
+        send_blob(fd, std::string(static_cast<const char *>(rkey), len) + std::string(reinterpret_cast<const char *>(&at), sizeof at),
+                  "while sending the rkey");
+        ucxdt_rkey_buffer_release(rkey);
+        for (long i = -p.warmup; i <= p.iters; ++i) {
+            if (!checked(p, i)) continue;
+            if (put) rcv.fill_poison();
+            else rcv.fill_pattern(i);
+            send_blob(fd, "b", "at a barrier"), recv_blob_serving(u, fd, "at a barrier");  // ready
+            send_blob(fd, "b", "at a barrier"), recv_blob_serving(u, fd, "at a barrier");  // the origin is done
+            if (put) {
+                record_failure(p, r, i, rcv.check(snd.expected_stream(i)));
+                ++r.checks;
+            }
+            send_blob(fd, "b", "at a barrier"), recv_blob_serving(u, fd, "at a barrier");
+        }
+        ucxdt_mem_unmap(mem);
+        return;
+    }
+    const std::string blob = recv_blob(fd, "while waiting for the target's rkey");
+    uint64_t remote = 0;
+    if (blob.size() <= sizeof remote) die("the target's rkey message is too short");
+    std::memcpy(&remote, blob.data() + blob.size() - sizeof remote, sizeof remote);
+    ucxdt_rkey_h rkey = nullptr;
+    if (ucxdt_ep_rkey_unpack(u.dep, blob.data(), blob.size() - sizeof remote, &rkey) != UCXDT_OK)
+        die("ucxdt_ep_rkey_unpack: %s", ucxdt_last_error());
+    Progress prog;
+    double excluded = 0, t_start = 0, t_end = 0, last_done = 0;
+    std::deque<Pending> flight;
+    auto reap_oldest = [&] {
+        Pending &m = flight.front();
+        while (!u.done(m)) u.progress();
+        const double t = now_s();
+        if (m.iter >= 0) r.lat_us.push_back((t - std::max(m.posted, last_done)) * 1e6);
+        last_done = t;
+        flight.pop_front();
+    };
+    auto drain_and_flush = [&] {
+        while (!flight.empty()) reap_oldest();
+        u.wait(Pending{ucxdt_ep_flush_nbx(u.dep, nullptr), true, "ucxdt_ep_flush_nbx"});
+    };
+    for (long i = -p.warmup; i <= p.iters; ++i) {
+        if (i == 0) drain_and_flush(), t_start = last_done = now_s();
+        if (i == p.iters) drain_and_flush(), t_end = now_s();
+        const bool chk = checked(p, i);
+        if (chk) {
+            drain_and_flush();
+            const double t0 = now_s();
+            if (put) snd.fill_pattern(i);
+            else snd.fill_poison();
+            barrier(fd);
+            if (timed(p, i)) excluded += now_s() - t0;
+        }
+        while (static_cast<long>(flight.size()) >= p.window) reap_oldest();
+        ++g_peer.events;
+        const double posted = now_s();
+        flight.push_back(put ? Pending{ucxdt_put_nbx(u.dep, snd.origin(), snd.lay.count, snd.type, remote, rkey,
+                                                     rcv.lay.count, rcv.type, nullptr),
+                                       true, "ucxdt_put_nbx"}
+                             : Pending{ucxdt_get_nbx(u.dep, snd.origin(), snd.lay.count, snd.type, remote, rkey,
+                                                     rcv.lay.count, rcv.type, nullptr),
+                                       true, "ucxdt_get_nbx"});
+        flight.back().iter = timed(p, i) ? i : -1, flight.back().posted = posted;
+        if (chk) {
+            drain_and_flush();
+            const double t1 = now_s();
+            barrier(fd);
+            if (!put) {
+                record_failure(p, r, i, snd.check(rcv.expected_stream(i)));
+                ++r.checks;
+            }
+            barrier(fd);
+            if (timed(p, i)) excluded += now_s() - t1;
+        }
+        if (timed(p, i)) prog.tick(i + 1, p.iters);
+    }
+    drain_and_flush();
+    ucxdt_rkey_destroy(rkey);
+    r.overall_us = (t_end - t_start - excluded) * 1e6 / static_cast<double>(p.iters);
+}
+
 // tag_lat: the client sends its layout, the server receives into its layout and echoes it
 // back from there; the client receives the echo into a second buffer of its layout.
 void run_lat(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, Side *echo, bool client,
@@ -1098,12 +1213,14 @@ int main(int argc, char **argv) {
     Params &p = o.p;
     if (p.recv_spec.empty()) p.recv_spec = p.send_spec;
     if (p.recv_mem.empty()) p.recv_mem = p.send_mem;
-    if (p.test != "tag_lat" && p.test != "tag_bw" && !local)
-        die("-t %s: expected tag_lat, tag_bw, pack or unpack", p.test.c_str());
+    const bool rma = p.test == "put_bw" || p.test == "get_bw";
+    if (p.test != "tag_lat" && p.test != "tag_bw" && !rma && !local)
+        die("-t %s: expected tag_lat, tag_bw, put_bw, get_bw, pack or unpack", p.test.c_str());
+    if (rma && p.path != "pipeline") die("-t %s: one-sided tests run on -x pipeline only", p.test.c_str());
     if (p.path != "generic" && p.path != "packsend" && p.path != "pipeline")
         die("-x %s: expected generic, pipeline or packsend", p.path.c_str());
     if (p.iters < 1 || p.warmup < 0 || p.window < 1) die("-n and -O must be >= 1 and -w >= 0");
-    if (p.window > 1 && p.test != "tag_bw") die("-O applies to tag_bw only");
+    if (p.window > 1 && p.test != "tag_bw" && !rma) die("-O applies to tag_bw, put_bw and get_bw only");
     if (p.percentile < 0 || p.percentile > 100) die("-R must be in [0, 100]");
     if (!(p.timeout_s > 0)) die("-T must be > 0 seconds");
     if (p.err_mode != "peer" && p.err_mode != "none") die("-e %s: expected peer or none", p.err_mode.c_str());
@@ -1143,6 +1260,7 @@ int main(int argc, char **argv) {
         send_blob(fd, "ready", "while connecting"), recv_blob(fd, "while connecting");
         if (p.test == "tag_lat" && client) echo.init(p.send_spec, p.send_mem);
         if (p.test == "tag_bw") run_bw(u, fd, p, snd, rcv, client, r);
+        else if (rma) run_rma(u, fd, p, snd, rcv, client, r);
         else run_lat(u, fd, p, snd, rcv, client ? &echo : nullptr, client, r);
         // The server reports its checks; then both tear down.
         if (client) {
