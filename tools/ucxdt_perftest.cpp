@@ -43,6 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -774,29 +775,49 @@ void barrier(int fd) {
     recv_blob(fd, "at a barrier");
 }
 
+// The operations in flight of a bandwidth test, as in ucx_perftest: a timed one takes from its
+// post, or from the previous completion when it was posted before that (a full window): in
+// steady state, the interval between completions. `complete(m)` waits for m to finish.
+struct Window {
+    std::deque<Pending> flight;
+    double last_done = 0;
+    template <typename Complete>
+    void reap_oldest(Result &r, Complete &&complete) {
+        Pending &m = flight.front();
+        complete(m);
+        const double t = now_s();
+        if (m.iter >= 0) r.lat_us.push_back((t - std::max(m.posted, last_done)) * 1e6);
+        last_done = t;
+        flight.pop_front();
+    }
+    template <typename Complete>
+    void drain(Result &r, Complete &&complete) {
+        while (!flight.empty()) reap_oldest(r, complete);
+    }
+    // Room for one more of at most `window` in flight, then m posted at `posted` as iteration i.
+    template <typename Complete>
+    void add(long window, Result &r, Complete &&complete, const std::function<Pending()> &post, long iter) {
+        while (static_cast<long>(flight.size()) >= window) reap_oldest(r, complete);
+        const double posted = now_s();
+        flight.push_back(post());
+        flight.back().iter = iter, flight.back().posted = posted;
+    }
+};
+
 // Client of tag_bw: the sender. Server: the receiver. Up to p.window messages are in flight on
 // each side, as in ucx_perftest (all from, or into, the one buffer); a checked iteration first
 // lets the window drain, then runs alone between barriers, untimed apart from its transfer.
 void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, Result &r) {
     Mem stage(client ? snd.buf.kind : rcv.buf.kind, snd.packed);
     Progress prog;
-    double excluded = 0, t_start = 0, t_end = 0, last_done = 0;
-    std::deque<Pending> flight;
-    // A timed message takes from its post, or from the previous completion when it was posted
-    // before that (a full window): in steady state, the interval between completions.
-    auto reap_oldest = [&] {
-        Pending &m = flight.front();
+    double excluded = 0, t_start = 0, t_end = 0;
+    Window win;
+    auto complete = [&](Pending &m) {
         while (!reap(u, m, stage)) u.progress();
-        const double t = now_s();
-        if (m.iter >= 0) r.lat_us.push_back((t - std::max(m.posted, last_done)) * 1e6);
-        last_done = t;
-        flight.pop_front();
     };
-    auto drain = [&] {
-        while (!flight.empty()) reap_oldest();
-    };
+    auto drain = [&] { win.drain(r, complete); };
     for (long i = -p.warmup; i <= p.iters; ++i) {
-        if (i == 0) drain(), t_start = last_done = now_s();
+        if (i == 0) drain(), t_start = win.last_done = now_s();
         if (i == p.iters) {
             // The timed run ends when the receiver has every message.
             drain();
@@ -814,10 +835,9 @@ void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, 
             barrier(fd);
             if (timed(p, i)) excluded += now_s() - t0;
         }
-        while (static_cast<long>(flight.size()) >= p.window) reap_oldest();
-        const double posted = now_s();
-        flight.push_back(client ? post_send(u, p, snd, u.send_dt, stage) : post_recv(u, p, rcv, u.recv_dt, stage));
-        flight.back().iter = timed(p, i) ? i : -1, flight.back().posted = posted;
+        win.add(p.window, r, complete, [&] {
+            return client ? post_send(u, p, snd, u.send_dt, stage) : post_recv(u, p, rcv, u.recv_dt, stage);
+        }, timed(p, i) ? i : -1);
         if (chk) {
             drain();
             const double t1 = now_s();
@@ -891,22 +911,15 @@ void run_rma(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client,
     if (ucxdt_ep_rkey_unpack(u.dep, blob.data(), blob.size() - sizeof remote, &rkey) != UCXDT_OK)
         die("ucxdt_ep_rkey_unpack: %s", ucxdt_last_error());
     Progress prog;
-    double excluded = 0, t_start = 0, t_end = 0, last_done = 0;
-    std::deque<Pending> flight;
-    auto reap_oldest = [&] {
-        Pending &m = flight.front();
-        while (!u.done(m)) u.progress();
-        const double t = now_s();
-        if (m.iter >= 0) r.lat_us.push_back((t - std::max(m.posted, last_done)) * 1e6);
-        last_done = t;
-        flight.pop_front();
-    };
+    double excluded = 0, t_start = 0, t_end = 0;
+    Window win;
+    auto complete = [&](Pending &m) { u.wait(m); };
     auto drain_and_flush = [&] {
-        while (!flight.empty()) reap_oldest();
+        win.drain(r, complete);
         u.wait(Pending{ucxdt_ep_flush_nbx(u.dep, nullptr), true, "ucxdt_ep_flush_nbx"});
     };
     for (long i = -p.warmup; i <= p.iters; ++i) {
-        if (i == 0) drain_and_flush(), t_start = last_done = now_s();
+        if (i == 0) drain_and_flush(), t_start = win.last_done = now_s();
         if (i == p.iters) drain_and_flush(), t_end = now_s();
         const bool chk = checked(p, i);
         if (chk) {
@@ -917,16 +930,15 @@ void run_rma(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client,
             barrier(fd);
             if (timed(p, i)) excluded += now_s() - t0;
         }
-        while (static_cast<long>(flight.size()) >= p.window) reap_oldest();
-        ++g_peer.events;
-        const double posted = now_s();
-        flight.push_back(put ? Pending{ucxdt_put_nbx(u.dep, snd.origin(), snd.lay.count, snd.type, remote, rkey,
-                                                     rcv.lay.count, rcv.type, nullptr),
-                                       true, "ucxdt_put_nbx"}
-                             : Pending{ucxdt_get_nbx(u.dep, snd.origin(), snd.lay.count, snd.type, remote, rkey,
-                                                     rcv.lay.count, rcv.type, nullptr),
-                                       true, "ucxdt_get_nbx"});
-        flight.back().iter = timed(p, i) ? i : -1, flight.back().posted = posted;
+        win.add(p.window, r, complete, [&] {
+            ++g_peer.events;
+            return put ? Pending{ucxdt_put_nbx(u.dep, snd.origin(), snd.lay.count, snd.type, remote, rkey,
+                                               rcv.lay.count, rcv.type, nullptr),
+                                 true, "ucxdt_put_nbx"}
+                       : Pending{ucxdt_get_nbx(u.dep, snd.origin(), snd.lay.count, snd.type, remote, rkey,
+                                               rcv.lay.count, rcv.type, nullptr),
+                                 true, "ucxdt_get_nbx"};
+        }, timed(p, i) ? i : -1);
         if (chk) {
             drain_and_flush();
             const double t1 = now_s();

@@ -27,21 +27,6 @@ constexpr uint64_t kRmaFeatures = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE
 /// The exit status of a device target without a GPU.
 constexpr int kNoGpu = 77;
 
-struct UcxdtSide {
-    ProcessSide *s = nullptr;
-    ucxdt_worker_h w = nullptr;
-    ucxdt_ep_h ep = nullptr;
-    std::string open(ProcessSide &side) {
-        s = &side;
-        return create_rndv_worker(side.ctx, side.w, RndvConfig{}, &w);
-    }
-    ~UcxdtSide() {
-        if (ep) ucxdt_ep_destroy(ep);
-        if (s) s->close_ep();
-        if (w) ucxdt_worker_destroy(w);
-    }
-};
-
 using UcxConfig = std::vector<std::pair<const char *, const char *>>;
 
 // Both processes: context, worker, and an endpoint to the peer in peer error mode.

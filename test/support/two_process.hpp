@@ -2,6 +2,8 @@
 // through pipes, and a bounded wait for the child's exit status.
 #pragma once
 
+#include "support/rndv_support.hpp"
+
 #include <ucp/api/ucp.h>
 #include <ucxdt/ucxdt_ucp.h>
 
@@ -116,6 +118,24 @@ private:
         }
         const ucs_status_t st = ucp_ep_create(w, &ep_params, &ep);
         return st == UCS_OK ? "" : std::string("ucp_ep_create: ") + ucs_status_string(st);
+    }
+};
+
+/// A ucxdt worker on a ProcessSide's UCP worker. Its destructor keeps ucxdt_ucp.h's order: the
+/// ucxdt endpoint, then the side's UCP endpoint (whose error handler names the worker), then
+/// the worker.
+struct UcxdtSide {
+    ProcessSide *s = nullptr;
+    ucxdt_worker_h w = nullptr;
+    ucxdt_ep_h ep = nullptr;
+    std::string open(ProcessSide &side, const RndvConfig &c = RndvConfig{}) {
+        s = &side;
+        return create_rndv_worker(side.ctx, side.w, c, &w);
+    }
+    ~UcxdtSide() {
+        if (ep) ucxdt_ep_destroy(ep);
+        if (s) s->close_ep();
+        if (w) ucxdt_worker_destroy(w);
     }
 };
 

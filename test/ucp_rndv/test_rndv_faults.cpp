@@ -22,7 +22,7 @@ namespace {
 
 namespace L = ucxdt::layouts;
 namespace T = ucxdt::testing;
-using T::Buffer, T::packed, T::ProcessSide, T::status_name, T::Type;
+using T::Buffer, T::packed, T::ProcessSide, T::status_name, T::Type, T::UcxdtSide;
 
 constexpr uint64_t kFeatures = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA;
 // TCP tells of a killed peer at once (its sockets close); self carries the transfer to itself.
@@ -31,27 +31,11 @@ const std::vector<std::pair<const char *, const char *>> kUcxConfig = {{"TLS", "
 constexpr int64_t kFrag = 4096;
 constexpr int kDepth = 2;
 constexpr uint64_t kToParent = 1, kToChild = 2, kToSelf = 3;
+const T::RndvConfig kConfig{1024, kFrag, kDepth, kDepth};
 
 // 1 MiB packed in 4 KiB fragments: 256 round trips of READY and ACK, far more than the child
 // drives before it stops.
 L::TypeDescPtr message_type() { return L::vector(32768, 4, 6, L::named(UCXDT_DOUBLE)); }
-
-// A ucxdt worker on s's UCP worker. Its destructor keeps ucxdt_ucp.h's order: the ucxdt
-// endpoint, then s's UCP endpoint (whose error handler names the worker), then the worker.
-struct UcxdtSide {
-    ProcessSide *s = nullptr;
-    ucxdt_worker_h w = nullptr;
-    ucxdt_ep_h ep = nullptr;
-    std::string open(ProcessSide &side) {
-        s = &side;
-        return T::create_rndv_worker(side.ctx, side.w, T::RndvConfig{1024, kFrag, kDepth, kDepth}, &w);
-    }
-    ~UcxdtSide() {
-        if (ep) ucxdt_ep_destroy(ep);
-        if (s) s->close_ep();
-        if (w) ucxdt_worker_destroy(w);
-    }
-};
 
 // The forked peer: starts a send to the parent and a receive from it, drives them a little,
 // says so through `ready_fd`, and then waits to be killed. Never returns.
@@ -63,7 +47,7 @@ struct UcxdtSide {
     std::vector<char> peer;
     if (!s.init(kFeatures, kUcxConfig).empty()) _exit(2);
     if (!T::write_blob(to_parent, s.address) || !T::read_blob(to_child, &peer)) _exit(3);
-    if (!x.open(s).empty() || !s.connect(peer, x.w).empty() || !T::create_rndv_ep(x.w, s.ep, &x.ep).empty()) _exit(4);
+    if (!x.open(s, kConfig).empty() || !s.connect(peer, x.w).empty() || !T::create_rndv_ep(x.w, s.ep, &x.ep).empty()) _exit(4);
     const auto t = message_type();
     Type h(*t);
     Buffer src(*t, 1, 11), dst(*t, 1, 12);
@@ -103,7 +87,7 @@ TEST(RndvFaults, PeerKilledMidPipelineFailsItsRequestsAndTheWorkerServesOn) {
     std::vector<char> peer;
     ASSERT_EQ(s.init(kFeatures, kUcxConfig), "");
     ASSERT_TRUE(T::read_blob(to_parent[0], &peer) && T::write_blob(to_child[1], s.address));
-    ASSERT_EQ(x.open(s), "");
+    ASSERT_EQ(x.open(s, kConfig), "");
     ASSERT_EQ(s.connect(peer, x.w), "");  // ucxdt_ep_params_set_err_handler
     ASSERT_EQ(T::create_rndv_ep(x.w, s.ep, &x.ep), "");
 
@@ -178,7 +162,7 @@ TEST(RndvFaults, EpParamsSetErrHandler) {
     ProcessSide s;
     UcxdtSide x;
     ASSERT_EQ(s.init(kFeatures, kUcxConfig), "");
-    ASSERT_EQ(x.open(s), "");
+    ASSERT_EQ(x.open(s, kConfig), "");
     Seen seen;
 
     ucp_ep_params_t p{};
