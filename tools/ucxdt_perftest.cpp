@@ -690,8 +690,12 @@ struct Ucp {
     // requests still posted, so the workers are left to the exit.
     void abandon() {
         if (dep) ucxdt_ep_destroy(dep), dep = nullptr;
-        close_ep();
+        // UCX 1.13 faults when it force-closes an endpoint whose dead peer's emulated GETs left
+        // replies pending (ucp_request_memory_dereg from ucp_ep_close_nbx, seen with a
+        // get_bw target): a one-sided target leaves the endpoint to the exit instead.
+        if (!serving_rma) close_ep();
     }
+    bool serving_rma = false;  // a put_bw/get_bw target
 };
 
 Ucp *g_ucp = nullptr;
@@ -875,6 +879,7 @@ std::string recv_blob_serving(Ucp &u, int fd, const char *what) {
 void run_rma(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, Result &r) {
     const bool put = p.test == "put_bw";
     if (!client) {
+        u.serving_rma = true;
         ucxdt_mem_map_params_t mp{};
         mp.field_mask = UCXDT_MEM_MAP_PARAM_FIELD_ADDRESS | UCXDT_MEM_MAP_PARAM_FIELD_LENGTH;
         mp.address = rcv.buf.p;

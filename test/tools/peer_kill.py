@@ -99,7 +99,7 @@ def start_server(a, extra):
 
 
 def client_argv(a, port, extra):
-    return ([a.bin, "-p", str(port), "-t", "tag_bw", "-x", a.path, "-m", a.mem,
+    return ([a.bin, "-p", str(port), "-t", a.test, "-x", a.path, "-m", a.mem,
              "-e", a.err_mode, "-n", "1000000000", "-w", "2"] + extra + ["127.0.0.1"])
 
 
@@ -223,6 +223,7 @@ def main():
     ap.add_argument("--mode", default="kill",
                     choices=["kill", "stop", "handshake-close", "handshake-silent"])
     ap.add_argument("--path", default="pipeline", choices=["pipeline", "generic", "packsend"])
+    ap.add_argument("--test", default="tag_bw", choices=["tag_bw", "put_bw", "get_bw"])
     ap.add_argument("--mem", default="host", choices=["host", "cuda"])
     ap.add_argument("--err-mode", default="peer", choices=["peer", "none"])
     ap.add_argument("--limit", type=float, default=30.0)
