@@ -1,5 +1,6 @@
-// Batch (pmpi.hpp): the packs and unpacks of one MPI call on the interposer's per-GPU streams,
-// with one synchronization per stream at the end.
+// Packing and unpacking of routed layouts (pmpi.hpp): at once (pack, unpack), or as a Batch, the
+// packs and unpacks of one MPI call on the interposer's per-GPU streams with one
+// synchronization per stream at the end. Each is timed for UCXDT_PMPI_VERBOSE.
 #include "pmpi.hpp"
 
 #include <cuda_runtime_api.h>
@@ -13,11 +14,28 @@ namespace ucxdt::pmpi {
 namespace {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-int report(const char *what) {
+// Runs `call` (a ucxdt status), adds its time to `t`: MPI_SUCCESS, or MPI_ERR_INTERN with
+// ucxdt's message printed.
+template <typename Call>
+int timed(Timer t, const char *what, Call &&call) {
+    const double t0 = now();
+    const ucxdt_status_t st = call();
+    add_time(t, now() - t0);
+    if (st == UCXDT_OK) return MPI_SUCCESS;
     std::fprintf(stderr, "ucxdt_pmpi: %s failed: %s\n", what, ucxdt_last_error());
     return MPI_ERR_INTERN;
 }
 }  // namespace
+
+int pack(const Route &r, const void *buf, int64_t count, void *packed) {
+    return timed(kPackTime, "pack", [&] { return ucxdt_pack_range(buf, count, r.type->type, 0, packed, r.bytes); });
+}
+
+int unpack(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count) {
+    if (bytes == 0) return MPI_SUCCESS;
+    return timed(kUnpackTime, "unpack",
+                 [&] { return ucxdt_unpack_range(packed, 0, bytes, buf, count, r.type->type); });
+}
 
 void *Batch::stream_for(const Route &r) {
     if (r.device < 0) return nullptr;
@@ -29,22 +47,18 @@ void *Batch::stream_for(const Route &r) {
 int Batch::pack(const Route &r, const void *buf, int64_t count, void *packed) {
     void *s = stream_for(r);
     if (!s) return pmpi::pack(r, buf, count, packed);
-    const double t0 = now();
-    const ucxdt_status_t st =
-        ucxdt_pack_range_async(buf, count, r.type->type, 0, packed, r.bytes, static_cast<cudaStream_t>(s));
-    add_time(kPackTime, now() - t0);
-    return st == UCXDT_OK ? MPI_SUCCESS : report("pack");
+    return timed(kPackTime, "pack", [&] {
+        return ucxdt_pack_range_async(buf, count, r.type->type, 0, packed, r.bytes, static_cast<cudaStream_t>(s));
+    });
 }
 
 int Batch::unpack(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count) {
     if (bytes == 0) return MPI_SUCCESS;
     void *s = stream_for(r);
     if (!s) return pmpi::unpack(r, packed, bytes, buf, count);
-    const double t0 = now();
-    const ucxdt_status_t st =
-        ucxdt_unpack_range_async(packed, 0, bytes, buf, count, r.type->type, static_cast<cudaStream_t>(s));
-    add_time(kUnpackTime, now() - t0);
-    return st == UCXDT_OK ? MPI_SUCCESS : report("unpack");
+    return timed(kUnpackTime, "unpack", [&] {
+        return ucxdt_unpack_range_async(packed, 0, bytes, buf, count, r.type->type, static_cast<cudaStream_t>(s));
+    });
 }
 
 void Batch::release_after(Staging s) {

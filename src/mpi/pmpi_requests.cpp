@@ -5,9 +5,6 @@
 // staging outlives the transfer; MPI_Finalize waits for them.
 #include "pmpi.hpp"
 
-#include <cuda_runtime_api.h>
-
-#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <unordered_map>

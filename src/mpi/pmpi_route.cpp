@@ -1,14 +1,10 @@
-// Which (buffer, count, datatype) triples the interposer takes, and the packing it does for
-// them; its settings and counters.
+// Which (buffer, count, datatype) triples the interposer takes; its settings and counters.
 #include "pmpi.hpp"
 
 #include "base/address.hpp"
 #include "base/env.hpp"
 
-#include <ucxdt/ucxdt_cuda.h>
-
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <dlfcn.h>
 
@@ -18,7 +14,6 @@ namespace {
 std::atomic<uint64_t> counters[kNumCounters];
 std::atomic<uint64_t> timers_ns[kNumTimers];
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
 double seconds(Timer t) { return static_cast<double>(timers_ns[t].load()) * 1e-9; }
@@ -72,28 +67,6 @@ bool route(const void *buf, int64_t count, MPI_Datatype dt, Route *r) {
     r->contiguous = cls == UCXDT_PLAN_CONTIGUOUS && r->staging == Where::kDevice;
     r->first = first;
     return true;
-}
-
-namespace {
-int report(const char *what) {
-    std::fprintf(stderr, "ucxdt_pmpi: %s failed: %s\n", what, ucxdt_last_error());
-    return MPI_ERR_INTERN;
-}
-}  // namespace
-
-int pack(const Route &r, const void *buf, int64_t count, void *packed) {
-    const double t0 = now();
-    const ucxdt_status_t st = ucxdt_pack_range(buf, count, r.type->type, 0, packed, r.bytes);
-    add_time(kPackTime, now() - t0);
-    return st == UCXDT_OK ? MPI_SUCCESS : report("pack");
-}
-
-int unpack(const Route &r, const void *packed, int64_t bytes, void *buf, int64_t count) {
-    if (bytes == 0) return MPI_SUCCESS;
-    const double t0 = now();
-    const ucxdt_status_t st = ucxdt_unpack_range(packed, 0, bytes, buf, count, r.type->type);
-    add_time(kUnpackTime, now() - t0);
-    return st == UCXDT_OK ? MPI_SUCCESS : report("unpack");
 }
 
 int fail(MPI_Comm comm, int code) {
