@@ -87,7 +87,12 @@ ucxdt_status_t build_plan(const Type &t, int64_t count, Plan &p) {
         return fail(UCXDT_ERR_OVERFLOW, "count x extent overflows int64");
     p.data_lo = static_cast<int64_t>(lo), p.data_hi = static_cast<int64_t>(hi);
 
-    NodePtr node = layout::strided(count, t.extent(), t.layout());
+    return lower_plan(layout::strided(count, t.extent(), t.layout()), p);
+}
+
+}  // namespace
+
+ucxdt_status_t lower_plan(NodePtr node, Plan &p) {
     if (node->kind == Node::Kind::LIST && node->kids.size() == 1) {
         p.base = node->disps[0];
         node = node->kids[0];
@@ -136,7 +141,10 @@ ucxdt_status_t build_plan(const Type &t, int64_t count, Plan &p) {
     return UCXDT_OK;
 }
 
-}  // namespace
+uint64_t new_plan_id() {
+    static std::atomic<uint64_t> next_id{1};
+    return next_id.fetch_add(1, std::memory_order_relaxed);
+}
 
 ucxdt_status_t get_plan(const Type &t, int64_t count, PlanPtr *plan) {
     {
@@ -150,9 +158,8 @@ ucxdt_status_t get_plan(const Type &t, int64_t count, PlanPtr *plan) {
         }
     }
     // Built outside the lock: two threads may build the same plan; both are correct.
-    static std::atomic<uint64_t> next_id{1};
     auto p = std::make_shared<Plan>();
-    p->id = next_id.fetch_add(1, std::memory_order_relaxed);
+    p->id = new_plan_id();
     ucxdt_status_t st = build_plan(t, count, *p);
     if (st != UCXDT_OK) return st;
     std::lock_guard<std::mutex> lock(t.plan_mutex);

@@ -54,4 +54,11 @@ using PlanPtr = std::shared_ptr<const Plan>;
 /// UCXDT_ERR_NO_MEMORY if the block list cannot be allocated.
 ucxdt_status_t get_plan(const Type &t, int64_t count, PlanPtr *plan);
 
+/// Lowers `node`, every byte of a plan's type map with displacements from the buffer pointer,
+/// into p's class, base, dims and runs. The caller sets p's packed size and data bounds.
+/// Errors: UCXDT_ERR_NO_MEMORY if the block list cannot be allocated.
+ucxdt_status_t lower_plan(NodePtr node, Plan &p);
+/// An id no other plan of this process has (Plan::id). Thread safe.
+uint64_t new_plan_id();
+
 }  // namespace ucxdt
