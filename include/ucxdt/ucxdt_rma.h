@@ -22,12 +22,23 @@
  *     a pack into a contiguous target (or unpack from a contiguous origin), else a pack into
  *     device staging and an unpack from it. Completion is the GPU's, so local and remote
  *     completion coincide.
- *   - otherwise, through UCP: the origin is packed (by the CPU, or by its GPU into page-locked
- *     staging) and sent with one ucp_put_nbx per contiguous run of the target layout (runs
- *     that touch are merged); a get issues one ucp_get_nbx per run into staging and unpacks it
- *     when all have landed. A target region in device memory is reached only through CUDA IPC:
- *     UCX 1.13 emulates RMA on device memory without GPUDirect RDMA by reading it with the
- *     CPU, so such an operation fails with UCXDT_ERR_UNSUPPORTED instead.
+ *   - a host region, or a device region out of CUDA IPC's reach, is served by one of two paths.
+ *     The origin is packed first (by the CPU, or by its GPU into page-locked staging).
+ *       - runs: one ucp_put_nbx per contiguous run of the target layout (runs that touch are
+ *         merged); a get issues one ucp_get_nbx per run into staging and unpacks it when all
+ *         have landed. Truly one-sided. A contiguous target always takes this path.
+ *       - target unpack: one active message (UCXDT_UCP_AM_ID_RMA) carries the packed stream and
+ *         the target layout's description; the target's worker checks the layout against its
+ *         registered regions, unpacks (CPU for host memory, its GPU for device memory) and
+ *         acknowledges; a get asks, and the target packs and replies. The target must call
+ *         ucxdt_worker_progress, as for UCP's software-emulated RMA.
+ *     Device regions always take the target-unpack path: UCX 1.13 has no GPUDirect RDMA path
+ *     for ucp_put_nbx here and would touch device memory with the CPU (the shared-memory
+ *     transports' emulation faults on it). For host regions the worker chooses by measured
+ *     cost (HAND's rule): it measures the runs path, then one active message (the target
+ *     reports its unpack time in the acknowledgement), then takes the cheaper of
+ *     runs x (seconds per ucp_put_nbx) and (seconds per active message) + runs x (target
+ *     seconds per run). UCXDT_RMA_PATH=runs|am forces one for host regions.
  *
  * Completion: a put request completes when the origin buffer may be reused (the bytes may not
  * have reached the target yet, as for ucp_put_nbx); a get request when the data is in the origin
@@ -38,7 +49,8 @@
  * and target signatures differ (MPI-4.1 12.3: they must match); UCXDT_ERR_OUT_OF_RANGE when
  * any byte of the target layout at remote_address lies outside the rkey's region;
  * UCXDT_ERR_INVALID_PARAM for a null or freed handle, an uncommitted type or a negative count;
- * UCXDT_ERR_UNSUPPORTED as above; UCXDT_ERR_PEER_FAILURE when the target process fails (with
+ * UCXDT_ERR_OUT_OF_RANGE too from the target on the target-unpack path, when the layout lies in
+ * none of its registered regions (the region was unmapped); UCXDT_ERR_PEER_FAILURE when the target process fails (with
  * the peer error handling of ucxdt_ucp.h). In every error case that the call itself returns,
  * nothing was moved.
  *
@@ -52,6 +64,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** UCP active-message id of the target-unpack path (see "Paths"); the worker sets its handler
+ *  once the first region is registered or the first operation starts. */
+#define UCXDT_UCP_AM_ID_RMA (UCXDT_UCP_AM_ID + 1)
 
 typedef struct ucxdt_mem *ucxdt_mem_h;
 typedef struct ucxdt_rkey *ucxdt_rkey_h;
@@ -69,8 +85,8 @@ typedef struct {
 
 /** Registers [address, address + length): host memory with the worker's UCP context
  *  (ucp_mem_map); CUDA device memory by a CUDA IPC handle of its allocation, which must hold
- *  the whole region (memory of cudaMallocAsync pools has none: it maps, but puts and gets on
- *  it fail with UCXDT_ERR_UNSUPPORTED). Errors: UCXDT_ERR_INVALID_PARAM (missing fields, null
+ *  the whole region (memory of cudaMallocAsync pools has none: puts and gets on it take the
+ *  target-unpack path). Errors: UCXDT_ERR_INVALID_PARAM (missing fields, null
  *  address, zero length, a device region not inside one allocation), UCXDT_ERR_UCX
  *  (ucp_mem_map), UCXDT_ERR_NO_MEMORY.
  *  The handle stays valid until ucxdt_mem_unmap, which the user calls before destroying the

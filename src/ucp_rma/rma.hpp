@@ -7,8 +7,14 @@
 
 #include <ucxdt/ucxdt_rma.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace ucxdt::rma {
@@ -49,6 +55,56 @@ struct Rkey {
 };
 
 class Rma;
+struct Receiving;  // a message of the active-message path arriving by rendezvous (rma_am.cpp)
+
+/// The header of the one-sided active messages (id UCXDT_UCP_AM_ID_RMA): the target-unpack path,
+/// where the origin sends the packed stream (put) or asks for it (get) with the target plan's
+/// encoding (ucp_dt/plan_wire.hpp), and the target's worker unpacks or packs it.
+struct AmOp {
+    static constexpr uint32_t kMagic = 0x616d7875;  // "uxma"
+    enum Kind : uint32_t { PUT = 1, GET, PUT_ACK, GET_REPLY };
+    uint32_t magic = kMagic;
+    uint32_t kind = 0;
+    uint64_t origin_req = 0;  // the origin's request id, which the reply names
+    uint64_t address = 0;     // PUT, GET: the target address the plan's displacements start at
+    int64_t packed = 0;       // bytes of the packed stream
+    uint64_t plan_bytes = 0;  // PUT, GET: the plan encoding that starts the message's data
+    int32_t status = 0;       // PUT_ACK, GET_REPLY: the target's ucxdt status
+    uint32_t pad = 0;
+    uint64_t target_ns = 0;   // PUT_ACK, GET_REPLY: the target's unpack or pack time (cost model)
+};
+
+/// How a non-contiguous target out of CUDA IPC's reach is served (UCXDT_RMA_PATH).
+enum class Path { AUTO, RUNS, AM };
+
+/// The measured costs that choose between one UCP operation per run of the target layout and
+/// one active message that the target unpacks (HAND's selection by measured cost): seconds per
+/// run posted, seconds per active message posted, and the target's seconds per run unpacked.
+/// Each is a moving average of what this worker measured; a path not yet measured is tried once.
+struct PathCosts {
+    double run_s = 0, am_s = 0, target_run_s = 0;
+    bool runs_seen = false, am_seen = false, am_tried = false;
+    static void update(double *avg, bool *seen, double x) {
+        *avg = *seen ? 0.8 * *avg + 0.2 * x : x;
+        *seen = true;
+    }
+};
+
+/// The path of a host target of `runs` runs that is not contiguous: the forced one, else the
+/// runs until they are measured, then one active message to measure that, then the cheaper by
+///     T_runs = runs x run_s,   T_am = am_s + runs x target_run_s.
+/// Marks the active message tried.
+inline Path next_path(PathCosts &c, Path forced, int64_t runs) {
+    if (forced != Path::AUTO) return forced;
+    if (!c.runs_seen) return Path::RUNS;
+    if (!c.am_seen) {
+        if (c.am_tried) return Path::RUNS;
+        c.am_tried = true;
+        return Path::AM;
+    }
+    const auto n = static_cast<double>(runs);
+    return c.am_s + n * c.target_run_s < n * c.run_s ? Path::AM : Path::RUNS;
+}
 
 /// The state of one put, get or flush.
 struct Op : rndv::RequestExt {
@@ -63,6 +119,13 @@ struct Op : rndv::RequestExt {
     char *device = nullptr;
     char *landing = nullptr;           // get: where the packed bytes land (staging or the origin)
     bool unpack_on_host = false;       // get, CUDA IPC path, host origin: the CPU unpacks at the end
+    // Target-unpack path: the header and plan encoding UCP reads until the send completes, and
+    // the target's runs (for the cost model).
+    bool am = false;
+    AmOp am_header;
+    std::vector<char> plan_wire;
+    ucp_dt_iov_t iov[2]{};
+    int64_t target_runs = 0;
     // Flush: the operations started before it, by request id; then UCP's own flush.
     std::vector<uint64_t> before;
     bool ucp_flush_posted = false;
@@ -73,7 +136,8 @@ struct Op : rndv::RequestExt {
 /// ucxdt_worker_progress.
 class Rma : public rndv::Extension {
 public:
-    explicit Rma(rndv::Worker *w) : w_(w) {}
+    /// Sets the UCP active-message handler of id UCXDT_UCP_AM_ID_RMA on w's UCP worker.
+    explicit Rma(rndv::Worker *w);
     ~Rma() override;
     /// The layer of `w`, made on first use.
     static Rma &of(rndv::Worker *w);
@@ -89,9 +153,50 @@ public:
     void ucp_done(rndv::Request *r, ucs_status_t st) { done_.push_back({r, st}); }
     unsigned progress() override;
 
+    /// A region of this worker that peers may target (ucxdt_mem_map), until forgotten.
+    void add_region(const Mem *m) { regions_.push_back(m); }
+    void forget_region(const Mem *m) { regions_.erase(std::remove(regions_.begin(), regions_.end(), m), regions_.end()); }
+
+    /// An active message of id UCXDT_UCP_AM_ID_RMA (from UCP's handler: queued).
+    struct Incoming {
+        AmOp h;
+        void *data;
+        size_t length;
+        bool rndv;        // `data` is a rendezvous descriptor (ucp_am_recv_data_nbx)
+        bool persistent;  // `data` is UCP's, held until ucp_am_data_release
+        ucp_ep_h reply_ep;
+        std::shared_ptr<std::vector<char>> copy;  // data valid only during UCP's callback, copied
+    };
+    void am_arrived(const Incoming &in) { incoming_.push_back(in); }
+
+    /// Operations started per path, and active messages served as a target (tests, debugging).
+    struct {
+        uint64_t ipc = 0, runs = 0, am = 0, served = 0;
+    } counters;
+
 private:
     ucxdt_status_t start_ipc(rndv::Request *r, const Rkey &rkey, uint64_t remote);
     ucxdt_status_t start_ucp(rndv::Request *r, const Rkey &rkey, uint64_t remote);
+    ucxdt_status_t start_am(rndv::Request *r, uint64_t remote);
+    /// The packed stream of r's origin for the UCP and active-message paths: the origin itself
+    /// when contiguous host memory, else staging, packed for a put.
+    ucxdt_status_t stage(rndv::Request *r, char **packed);
+    Path choose(const rndv::Request &r, bool device_target);
+    // The target side of the active-message path, and the origin's handling of replies.
+    void serve(Incoming &in);
+    void serve_received(const Incoming &in, const char *data, size_t size);
+    // Plans by their encoding (target) and encodings by plan id (origin): a layout sent again
+    // is neither encoded nor rebuilt again. Each cache is emptied when it reaches kPlanCache.
+    static constexpr size_t kPlanCache = 256;
+    ucxdt_status_t plan_of(const char *bytes, size_t size, int64_t packed, PlanPtr *out);
+    const std::vector<char> &encoding_of(const Plan &p);
+    std::unordered_map<std::string, PlanPtr> decoded_;
+    std::unordered_map<uint64_t, std::vector<char>> encoded_;
+    void reply(ucp_ep_h ep, const AmOp &h, std::vector<char> data);
+    void on_reply(const Incoming &in);
+    unsigned serve_incoming();
+    static ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                   const ucp_am_recv_param_t *param);
     void finish(rndv::Request *r);  // its last UCP operation or GPU work ended
     void advance_flush(rndv::Request *r);
 
@@ -105,6 +210,13 @@ private:
         ucs_status_t status;
     };
     rndv::Worker *w_;
+    ucs_status_t handler_status_ = UCS_OK;
+    Path path_ = Path::AUTO;
+    PathCosts costs_;
+    std::vector<const Mem *> regions_;
+    std::deque<Incoming> incoming_;
+    std::unordered_set<uint64_t> awaiting_;  // requests whose ACK or reply has not come
+    std::deque<Receiving *> received_;       // rendezvous data received, to serve
     std::deque<GpuWait> gpu_;
     std::deque<UcpDone> done_;
     std::vector<uint64_t> flushes_;  // request ids of flushes not yet complete

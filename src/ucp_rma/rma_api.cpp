@@ -89,8 +89,9 @@ ucxdt_status_t ucxdt_mem_map(ucxdt_worker_h worker, const ucxdt_mem_map_params_t
                 clear_error();  // a pool allocation: no CUDA IPC, and so no one-sided access
             }
         }
-        // Device regions are reached through CUDA IPC alone (ucxdt_rma.h): UCP gets no
-        // registration of them, and their rkey carries none.
+        // Device regions are reached through CUDA IPC or the target-unpack path (ucxdt_rma.h):
+        // UCP gets no registration of them, and their rkey carries none.
+        Rma::of(worker).add_region(m.get());
         if (m->device) {
             *memh = m.release();
             return UCXDT_OK;
@@ -99,8 +100,10 @@ ucxdt_status_t ucxdt_mem_map(ucxdt_worker_h worker, const ucxdt_mem_map_params_t
         mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
         mp.address = m->address;
         mp.length = m->length;
-        if (ucs_status_t us = ucp_mem_map(worker->ucp_context, &mp, &m->memh); us != UCS_OK)
+        if (ucs_status_t us = ucp_mem_map(worker->ucp_context, &mp, &m->memh); us != UCS_OK) {
+            Rma::of(worker).forget_region(m.get());
             return fail(UCXDT_ERR_UCX, std::string("ucp_mem_map: ") + ucs_status_string(us));
+        }
         *memh = m.release();
         return UCXDT_OK;
     });
@@ -108,6 +111,7 @@ ucxdt_status_t ucxdt_mem_map(ucxdt_worker_h worker, const ucxdt_mem_map_params_t
 
 void ucxdt_mem_unmap(ucxdt_mem_h memh) {
     if (!memh) return;
+    Rma::of(memh->worker).forget_region(memh);
     if (memh->memh) ucp_mem_unmap(memh->worker->ucp_context, memh->memh);
     delete memh;
 }

@@ -11,6 +11,8 @@
 #include "uct_cuda/gpu_engine.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -60,9 +62,32 @@ Op::~Op() {
     if (device) cudaFree(device);
 }
 
+Rma::Rma(rndv::Worker *w) : w_(w) {
+    if (const char *v = std::getenv("UCXDT_RMA_PATH")) {
+        const std::string s(v);
+        path_ = s == "runs" ? Path::RUNS : s == "am" ? Path::AM : Path::AUTO;
+    }
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG |
+                    UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    hp.id = UCXDT_UCP_AM_ID_RMA;
+    hp.cb = am_handler;
+    hp.arg = this;
+    hp.flags = UCP_AM_FLAG_PERSISTENT_DATA;  // served from progress, not from the callback
+    handler_status_ = ucp_worker_set_am_recv_handler(w->ucp_worker, &hp);
+}
+
 Rma::~Rma() {
     // The worker synchronized its streams: the events are complete.
     for (const GpuWait &g : gpu_) g.dev->give_event(g.event);
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
+    hp.id = UCXDT_UCP_AM_ID_RMA;
+    ucp_worker_set_am_recv_handler(w_->ucp_worker, &hp);
+    for (const Incoming &in : incoming_)
+        if (in.persistent || in.rndv) ucp_am_data_release(w_->ucp_worker, in.data);
+    // Rendezvous receives still in flight end with the worker (the user destroys the UCP worker
+    // after the ucxdt worker); their state is left to that.
 }
 
 Rma &Rma::of(rndv::Worker *w) {
@@ -87,20 +112,19 @@ ucxdt_status_t Rma::start(Request *r, const Rkey &rkey, uint64_t remote) {
                             ") of a registered region of " + std::to_string(k.length) + " bytes");
     }
     if (r->packed == 0) return UCXDT_OK;
-    if (k.device) {
-        // UCX 1.13 emulates RMA on device memory by reading it with the CPU without GPUDirect
-        // RDMA: such a region is reached only through CUDA IPC.
-        if (k.has_ipc && w_->cfg.ipc && k.node == w_->node) return start_ipc(r, rkey, remote);
-        return fail(UCXDT_ERR_UNSUPPORTED,
-                    "the target region is GPU memory on another node (or with UCXDT_CUDA_IPC=n), which this "
-                    "build reaches only through CUDA IPC");
-    }
-    return start_ucp(r, rkey, remote);
+    if (handler_status_ != UCS_OK)
+        return fail(UCXDT_ERR_UCX, std::string("ucp_worker_set_am_recv_handler (the context needs UCP_FEATURE_AM): ") +
+                                       ucs_status_string(handler_status_));
+    // A device region on this node is the origin GPU's to copy into (CUDA IPC). Elsewhere UCX
+    // 1.13 would reach it with the CPU (RMA emulated over active messages without GPUDirect
+    // RDMA), so the target's worker unpacks it.
+    if (k.device && k.has_ipc && w_->cfg.ipc && k.node == w_->node) return start_ipc(r, rkey, remote);
+    return choose(*r, k.device != 0) == Path::AM ? start_am(r, remote) : start_ucp(r, rkey, remote);
 }
 
 // ---- The UCP path --------------------------------------------------------------------------
 
-ucxdt_status_t Rma::start_ucp(Request *r, const Rkey &rkey, uint64_t remote) {
+ucxdt_status_t Rma::stage(Request *r, char **out) {
     Op *op = op_of(r);
     const Plan &o = *r->plan;
     // The packed stream: the origin itself when it is contiguous host memory, else staging
@@ -119,10 +143,22 @@ ucxdt_status_t Rma::start_ucp(Request *r, const Rkey &rkey, uint64_t remote) {
     if (op->put && !r->contig)
         if (ucxdt_status_t st = ucxdt_pack_range(r->buffer, r->count, r->type, 0, packed, r->packed)) return st;
     op->landing = packed;
+    *out = packed;
+    return UCXDT_OK;
+}
+
+ucxdt_status_t Rma::start_ucp(Request *r, const Rkey &rkey, uint64_t remote) {
+    Op *op = op_of(r);
+    char *packed = nullptr;
+    if (ucxdt_status_t st = stage(r, &packed)) return st;
+    ++counters.runs;
+    const auto t0 = std::chrono::steady_clock::now();
+    int64_t runs = 0;
     const ucp_request_param_t p = ucp_param(r);
     ucxdt_status_t st = UCXDT_OK;
     for_each_run(*op->target, [&](int64_t disp, int64_t pos, int64_t n) {
         if (st) return;
+        ++runs;
         const uint64_t to = remote + static_cast<uint64_t>(disp);
         ucs_status_ptr_t s = op->put ? ucp_put_nbx(rkey.ep->ucp_ep, packed + pos, static_cast<size_t>(n), to,
                                                    rkey.ucp_rkey, &p)
@@ -131,6 +167,10 @@ ucxdt_status_t Rma::start_ucp(Request *r, const Rkey &rkey, uint64_t remote) {
         if (UCS_PTR_IS_ERR(s)) st = w_->ucx_error(op->put ? "ucp_put_nbx" : "ucp_get_nbx", UCS_PTR_STATUS(s));
         else if (s != nullptr) ++r->ucp_ops;
     });
+    if (!st && runs > 1)
+        PathCosts::update(&costs_.run_s, &costs_.runs_seen,
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                              static_cast<double>(runs));
     if (st) {
         // Runs already posted still complete through UCP; the request ends with the first error.
         op->error = st;
@@ -146,6 +186,7 @@ ucxdt_status_t Rma::start_ucp(Request *r, const Rkey &rkey, uint64_t remote) {
 ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
     Op *op = op_of(r);
     const RkeyWire &k = rkey.wire;
+    ++counters.ipc;
     int device = r->gpu;
     if (device < 0)
         if (ucxdt_status_t st = cuda::check(cudaGetDevice(&device), "cudaGetDevice")) return st;
@@ -248,7 +289,7 @@ void Rma::advance_flush(Request *r) {
 }
 
 unsigned Rma::progress() {
-    unsigned n = 0;
+    unsigned n = serve_incoming();
     std::vector<Request *> ended;
     // Events of one stream complete in order: only the oldest pending one is queried.
     while (!gpu_.empty()) {
@@ -273,6 +314,19 @@ unsigned Rma::progress() {
         if (d.status != UCS_OK && !op->error) op->error = w_->ucx_error("one-sided UCP operation", d.status);
         ended.push_back(d.r);
         ++n;
+    }
+    // An operation whose peer failed gets no reply: it stops waiting for one.
+    for (auto it = awaiting_.begin(); it != awaiting_.end();) {
+        auto q = w_->requests.find(*it);
+        if (q != w_->requests.end() && q->second->status == UCXDT_INPROGRESS) {
+            ++it;
+            continue;
+        }
+        if (q != w_->requests.end()) {
+            w_->op_done(q->second);
+            ended.push_back(q->second);
+        }
+        it = awaiting_.erase(it);
     }
     // Flushes first: a flush may wait for an operation that ends below, and is looked up by id
     // because the user may free a completed one.

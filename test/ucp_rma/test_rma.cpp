@@ -5,6 +5,7 @@
 // GPU cases (CUDA IPC between the workers, and the UCP path of GPU origins) skip without a GPU.
 #include "support/layout_buffer.hpp"
 #include "support/rma_support.hpp"
+#include "ucp_rma/rma.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
 #include <ucxdt/ucxdt_shmem.h>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -35,8 +37,9 @@ using T::addr, T::Region;
 // origin; "" when it completes, a flush of the endpoint too, and the written layout holds the
 // other's packed stream with every other byte untouched.
 std::string one_sided(bool put, const L::TypeDescPtr &origin, int64_t ocount, const L::TypeDescPtr &target,
-                      int64_t tcount, uint64_t seed, Mem omem = Mem::host, Mem tmem = Mem::host) {
-    T::RndvPair &p = pair();
+                      int64_t tcount, uint64_t seed, Mem omem = Mem::host, Mem tmem = Mem::host,
+                      T::RndvPair *on = nullptr) {
+    T::RndvPair &p = on ? *on : pair();
     Type ot(*origin), tt(*target);
     int64_t size = 0;
     ucxdt_type_size(ot.h, &size);
@@ -276,6 +279,192 @@ TEST_F(Rma, GpuIpcPathAndMixedMemory) {
         EXPECT_EQ(put ? one_sided(true, o, 2, t, 2, 0x7100 + i, Mem::cuda, Mem::cuda)
                       : one_sided(false, t, 2, o, 2, 0x7100 + i, Mem::cuda, Mem::cuda), "")
             << "type #" << i << ": " << short_desc(*o) << " -> " << short_desc(*t);
+    }
+}
+
+// ---- The target-unpack path, and the choice between it and one UCP operation per run --------
+
+using ucxdt::rma::AmOp, ucxdt::rma::Path, ucxdt::rma::PathCosts;
+
+// The one-sided layer of a ucxdt worker (its only extension), for its counters.
+const ucxdt::rma::Rma &rma_of(ucxdt_worker_h w) {
+    const auto &x = reinterpret_cast<const ucxdt::rndv::Worker *>(w)->extensions;
+    return *static_cast<const ucxdt::rma::Rma *>(x.at(0).get());
+}
+
+// UCXDT_RMA_PATH as given (nullptr: unset) for a pair made in its scope, as it was after.
+class ScopedPath {
+public:
+    explicit ScopedPath(const char *v) {
+        if (const char *o = std::getenv("UCXDT_RMA_PATH")) old_ = o, had_ = true;
+        v ? setenv("UCXDT_RMA_PATH", v, 1) : unsetenv("UCXDT_RMA_PATH");
+    }
+    ~ScopedPath() { had_ ? setenv("UCXDT_RMA_PATH", old_.c_str(), 1) : unsetenv("UCXDT_RMA_PATH"); }
+
+private:
+    std::string old_;
+    bool had_ = false;
+};
+
+TEST(RmaPathModel, EachPathIsMeasuredOnceThenTheCheaperIsTaken) {
+    PathCosts c;
+    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AUTO, 100), Path::RUNS) << "runs are measured first";
+    c.runs_seen = true, c.run_s = 1e-6;
+    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AUTO, 100), Path::AM) << "then one active message";
+    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AUTO, 100), Path::RUNS) << "until the target's cost is back";
+    c.am_seen = true, c.am_s = 10e-6, c.target_run_s = 0.05e-6;
+    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AUTO, 4), Path::RUNS) << "4 us of puts against 10.2 us";
+    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AUTO, 1000), Path::AM) << "1 ms of puts against 60 us";
+    EXPECT_EQ(ucxdt::rma::next_path(c, Path::RUNS, 1000), Path::RUNS);
+    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AM, 4), Path::AM);
+}
+
+TEST(RmaPaths, AutomaticProbesRunsThenAnActiveMessage) {
+    ScopedPath env(nullptr);
+    T::RndvPair p{T::RndvConfig{}};
+    ASSERT_EQ(p.error, "");
+    const auto many = L::vector(512, 1, 3, dbl), flat = L::contiguous(512, dbl);
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_EQ(one_sided(true, flat, 1, many, 1, 0x900 + i, Mem::host, Mem::host, &p), "") << "put " << i;
+        const auto &c = rma_of(p.w[0]).counters;
+        if (i == 0) {
+            EXPECT_EQ(c.runs, 1u) << "the first put measures the runs";
+        }
+        if (i == 1) {
+            EXPECT_EQ(c.am, 1u) << "the second measures an active message";
+        }
+    }
+    const auto &c = rma_of(p.w[0]).counters;
+    EXPECT_EQ(c.runs + c.am, 4u);
+    EXPECT_EQ(rma_of(p.w[1]).counters.served, c.am) << "the target served each active message";
+}
+
+TEST(RmaPaths, ActiveMessagesMoveRandomTypesBothWays) {
+    ScopedPath env("am");
+    T::RndvPair p{T::RndvConfig{}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 24; ++i) {
+        T::Rng rng(0x5d5d0000 + i);
+        const L::TypeDescPtr o = T::random_desc(rng), t = T::relayout(*o, rng);
+        const bool put = i % 2 == 0;
+        EXPECT_EQ(put ? one_sided(true, o, 2, t, 2, 0x8800 + i, Mem::host, Mem::host, &p)
+                      : one_sided(false, t, 2, o, 2, 0x8800 + i, Mem::host, Mem::host, &p), "")
+            << "type #" << i << ": " << short_desc(*o) << " -> " << short_desc(*t);
+    }
+    // A large one goes by UCP's rendezvous, both ways.
+    const auto big = L::vector(1 << 16, 3, 4, dbl);
+    EXPECT_EQ(one_sided(true, big, 1, big, 1, 0x8900, Mem::host, Mem::host, &p), "");
+    EXPECT_EQ(one_sided(false, big, 1, big, 1, 0x8901, Mem::host, Mem::host, &p), "");
+    // A contiguous target is one ucp_put_nbx or ucp_get_nbx whatever the setting; empty types
+    // move nothing.
+    EXPECT_GE(rma_of(p.w[0]).counters.am, 20u);
+    EXPECT_EQ(rma_of(p.w[1]).counters.served, rma_of(p.w[0]).counters.am) << "the target served each";
+}
+
+TEST(RmaPaths, TheTargetRefusesALayoutOutsideItsRegions) {
+    ScopedPath env("am");
+    T::RndvPair p{T::RndvConfig{}};
+    ASSERT_EQ(p.error, "");
+    const auto v = L::vector(64, 1, 3, dbl);
+    Type h(*v);
+    Buffer src(*v, 1, 1), dst(*v, 1, 2);
+    const std::vector<std::byte> before = dst.bytes;
+    {
+        // The rkey outlives the region: the origin's check passes, the target's must not.
+        ucxdt_mem_map_params_t mp{};
+        mp.field_mask = UCXDT_MEM_MAP_PARAM_FIELD_ADDRESS | UCXDT_MEM_MAP_PARAM_FIELD_LENGTH;
+        mp.address = dst.bytes.data();
+        mp.length = dst.bytes.size();
+        ucxdt_mem_h mem = nullptr;
+        ASSERT_EQ(ucxdt_mem_map(p.w[1], &mp, &mem), UCXDT_OK);
+        void *packed_key = nullptr;
+        size_t size = 0;
+        ASSERT_EQ(ucxdt_rkey_pack(mem, &packed_key, &size), UCXDT_OK);
+        ucxdt_rkey_h rkey = nullptr;
+        ASSERT_EQ(ucxdt_ep_rkey_unpack(p.ep[0], packed_key, size, &rkey), UCXDT_OK);
+        ucxdt_rkey_buffer_release(packed_key);
+        ucxdt_mem_h other = nullptr;  // keeps the target's layer, with a region elsewhere
+        mp.address = src.bytes.data();
+        mp.length = src.bytes.size();
+        ASSERT_EQ(ucxdt_mem_map(p.w[1], &mp, &other), UCXDT_OK);
+        ucxdt_mem_unmap(mem);
+        EXPECT_EQ(status_name(p.wait(ucxdt_put_nbx(p.ep[0], src.ptr(), 1, h.h, addr(dst.ptr()), rkey, 1, h.h, nullptr))),
+                  status_name(UCXDT_ERR_OUT_OF_RANGE));
+        EXPECT_EQ(status_name(p.wait(ucxdt_get_nbx(p.ep[0], src.ptr(), 1, h.h, addr(dst.ptr()), rkey, 1, h.h, nullptr))),
+                  status_name(UCXDT_ERR_OUT_OF_RANGE));
+        ucxdt_rkey_destroy(rkey);
+        ucxdt_mem_unmap(other);
+    }
+    EXPECT_EQ(dst.bytes, before) << "the refused put wrote to the target";
+    EXPECT_EQ(rma_of(p.w[1]).counters.served, 2u);
+}
+
+// Raw active messages of the path with malformed plan descriptions, as a faulty origin would
+// send them: the target serves each, and only the well-formed one writes.
+TEST(RmaPaths, MalformedPlanDescriptionsWriteNothing) {
+    T::RndvPair p{T::RndvConfig{}};
+    ASSERT_EQ(p.error, "");
+    std::vector<char> region(4096, 0x11);
+    const std::vector<char> before = region;
+    T::Region reg(p, region.data(), region.size());  // makes the target's layer
+    ASSERT_EQ(reg.error, "");
+    // The origin's layer too, which receives (and drops) the replies to request id 0.
+    const auto c8 = L::contiguous(8, dbl);
+    ASSERT_EQ(one_sided(true, c8, 1, c8, 1, 5, Mem::host, Mem::host, &p), "");
+    const int64_t n = 64;
+    using W = std::vector<int64_t>;
+    const int64_t magic = 0x6e6c7078, block = 0, strided = 1, list = 2;
+    auto plan = [&](const W &w) {
+        std::vector<char> b(w.size() * 8);
+        std::memcpy(b.data(), w.data(), b.size());
+        return b;
+    };
+    const std::vector<std::pair<const char *, std::vector<char>>> bad = {
+        {"bad magic", plan({magic + 1, n, 0, 0, block, n})},
+        {"size differs from the data's", plan({magic, n, 0, 0, block, n - 8})},
+        {"truncated", plan({magic, n, 0, 0, block})},
+        {"bytes after the layout", plan({magic, n, 0, 0, block, n, 7})},
+        {"a strided level of no copies", plan({magic, n, 0, 0, strided, 0, 8, block, n})},
+        {"a span past int64", plan({magic, n, 0, 0, strided, 8, INT64_MAX / 4, block, 8})},
+        {"a list longer than its bytes", plan({magic, n, 0, 0, list, 1 << 30, 0, block, n})},
+        {"an unknown node kind", plan({magic, n, 0, 0, 9, n})},
+        {"a dim of no copies", plan({magic, n, 0, 1, 0, 8, block, n})},
+        {"outside the region", plan({magic, n, 1 << 20, 0, block, n})},
+    };
+    const std::vector<char> good = plan({magic, n, 64, 0, strided, 8, 16, block, 8});
+    int served = 0;
+    auto send = [&](const std::vector<char> &desc) {
+        AmOp h;
+        h.kind = AmOp::PUT;
+        h.origin_req = 0;
+        h.address = addr(region.data());
+        h.packed = n;
+        h.plan_bytes = desc.size();
+        std::vector<char> data = desc;
+        data.resize(desc.size() + n, 0x77);
+        ucp_request_param_t rp{};
+        rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        rp.flags = UCP_AM_SEND_FLAG_REPLY;
+        ucs_status_ptr_t s = ucp_am_send_nbx(p.ucp.ep[0], UCXDT_UCP_AM_ID_RMA, &h, sizeof h, data.data(), data.size(), &rp);
+        ASSERT_FALSE(UCS_PTR_IS_ERR(s));
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while ((UCS_PTR_IS_PTR(s) && s && ucp_request_check_status(s) == UCS_INPROGRESS) ||
+               rma_of(p.w[1]).counters.served < static_cast<uint64_t>(served + 1)) {
+            p.progress();
+            ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the target did not serve it";
+        }
+        if (UCS_PTR_IS_PTR(s) && s) ucp_request_free(s);
+        ++served;
+    };
+    for (const auto &[what, desc] : bad) {
+        send(desc);
+        EXPECT_EQ(region, before) << what;
+    }
+    send(good);  // 8 runs of 8 bytes, 16 apart, from byte 64
+    for (size_t i = 0; i < region.size(); ++i) {
+        const bool in_map = i >= 64 && i < 64 + 8 * 16 && (i - 64) % 16 < 8;
+        EXPECT_EQ(region[i], in_map ? 0x77 : 0x11) << "byte " << i;
+        if (region[i] != (in_map ? 0x77 : 0x11)) break;
     }
 }
 

@@ -1,0 +1,289 @@
+// The target-unpack path of put and get (include/ucxdt/ucxdt_rma.h): the origin sends the packed
+// stream with the target plan's encoding as one active message, and the target's worker unpacks
+// it into its registered region (the CPU for host memory, its GPU for device memory), then
+// acknowledges; a get asks, and the target packs and replies with the stream. It serves targets
+// of many small runs, which the UCP path would move one ucp_put_nbx at a time, and device
+// regions beyond CUDA IPC's reach, which UCX 1.13 cannot access one-sidedly.
+#include "ucp_rma/rma.hpp"
+
+#include "base/address.hpp"
+#include "base/error.hpp"
+#include "ucp_dt/plan_wire.hpp"
+#include "ucp_pack/transfer.hpp"
+
+#include <cstring>
+#include <string>
+
+namespace ucxdt::rma {
+
+using rndv::Request;
+
+namespace {
+
+Op *op_of(Request *r) { return static_cast<Op *>(r->ext.get()); }
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+void on_sent(void *request, ucs_status_t status, void *user_data) {
+    auto *r = static_cast<Request *>(user_data);
+    op_of(r)->rma->ucp_done(r, status);
+    if (request) ucp_request_free(request);
+}
+
+// A reply the target sends: its header and data live until UCP completes the send.
+struct Reply {
+    AmOp h;
+    std::vector<char> data;
+};
+void reply_sent(void *request, ucs_status_t, void *user_data) {
+    delete static_cast<Reply *>(user_data);
+    if (request) ucp_request_free(request);
+}
+
+}  // namespace
+
+// A message of the path that came by rendezvous, received into `data` before it is served.
+struct Receiving {
+    Rma *rma;
+    Rma::Incoming in;
+    std::vector<char> data;
+    ucs_status_t status = UCS_OK;
+};
+
+// ---- The origin ----------------------------------------------------------------------------
+
+Path Rma::choose(const Request &r, bool device_target) {
+    const Plan &t = *static_cast<const Op *>(r.ext.get())->target;
+    // A device region out of CUDA IPC's reach is the target's to unpack (ucxdt_rma.h).
+    if (device_target) return Path::AM;
+    if (t.cls == UCXDT_PLAN_CONTIGUOUS) return Path::RUNS;
+    return next_path(costs_, path_, t.num_blocks);
+}
+
+ucxdt_status_t Rma::start_am(Request *r, uint64_t remote) {
+    Op *op = op_of(r);
+    const auto t0 = std::chrono::steady_clock::now();
+    op->am = true;
+    ++counters.am;
+    char *packed = nullptr;
+    if (ucxdt_status_t st = stage(r, &packed)) return st;
+    op->plan_wire = encoding_of(*op->target);
+    op->target_runs = op->target->num_blocks;
+    AmOp &h = op->am_header;
+    h.kind = op->put ? AmOp::PUT : AmOp::GET;
+    h.origin_req = r->id;
+    h.address = remote;
+    h.packed = r->packed;
+    h.plan_bytes = op->plan_wire.size();
+    op->iov[0] = {op->plan_wire.data(), op->plan_wire.size()};
+    op->iov[1] = {packed, static_cast<size_t>(r->packed)};
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE |
+                     UCP_OP_ATTR_FIELD_FLAGS;
+    p.cb.send = on_sent;
+    p.user_data = r;
+    p.datatype = ucp_dt_make_iov();
+    p.flags = UCP_AM_SEND_FLAG_REPLY;
+    // The reply (ACK or data) is one more operation the request waits for.
+    ++r->ucp_ops;
+    awaiting_.insert(r->id);
+    ucs_status_ptr_t s = ucp_am_send_nbx(r->ep->ucp_ep, UCXDT_UCP_AM_ID_RMA, &h, sizeof h, op->iov,
+                                         op->put ? 2 : 1, &p);
+    if (UCS_PTR_IS_ERR(s)) {
+        --r->ucp_ops;
+        awaiting_.erase(r->id);
+        return w_->ucx_error("ucp_am_send_nbx", UCS_PTR_STATUS(s));
+    }
+    if (s != nullptr) ++r->ucp_ops;
+    PathCosts::update(&costs_.am_s, &costs_.am_seen, seconds_since(t0));
+    costs_.am_seen = false;  // seen once the target's cost comes back too
+    return UCXDT_OK;
+}
+
+void Rma::on_reply(const Incoming &in) {
+    auto it = w_->requests.find(in.h.origin_req);
+    // The request ended meanwhile (its peer failed): nothing waits for this reply.
+    if (!awaiting_.erase(in.h.origin_req) || it == w_->requests.end()) return;
+    Request *r = it->second;
+    Op *op = op_of(r);
+    if (in.h.status != UCXDT_OK && !op->error)
+        op->error = fail(static_cast<ucxdt_status_t>(in.h.status),
+                         std::string("the target of a one-sided operation failed it: ") +
+                             ucxdt_status_string(static_cast<ucxdt_status_t>(in.h.status)));
+    if (op->target_runs > 0) {
+        const double per_run = static_cast<double>(in.h.target_ns) * 1e-9 / static_cast<double>(op->target_runs);
+        bool seen = costs_.target_run_s > 0;
+        PathCosts::update(&costs_.target_run_s, &seen, per_run);
+        costs_.am_seen = true;
+    }
+    if (in.h.kind == AmOp::GET_REPLY && !op->error && r->status == UCXDT_INPROGRESS) {
+        if (in.length != static_cast<size_t>(r->packed))
+            op->error = fail(UCXDT_ERR_UCX, "a one-sided get's reply differs from the size asked for");
+        else if (in.length > 0)
+            std::memcpy(op->landing, in.data, in.length);
+    }
+    ucp_done(r, UCS_OK);  // ends the reply's operation with those of UCP (progress)
+}
+
+// ---- The target ----------------------------------------------------------------------------
+
+void Rma::reply(ucp_ep_h ep, const AmOp &h, std::vector<char> data) {
+    auto *rp = new Reply{h, std::move(data)};
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = reply_sent;
+    p.user_data = rp;
+    ucs_status_ptr_t s = ucp_am_send_nbx(ep, UCXDT_UCP_AM_ID_RMA, &rp->h, sizeof rp->h, rp->data.data(),
+                                         rp->data.size(), &p);
+    // A failed send (the origin is gone) has no callback; an immediate one neither.
+    if (!UCS_PTR_IS_PTR(s) || s == nullptr) delete rp;
+}
+
+ucxdt_status_t Rma::plan_of(const char *bytes, size_t size, int64_t packed, PlanPtr *out) {
+    std::string key(bytes, size);
+    if (auto it = decoded_.find(key); it != decoded_.end()) {
+        *out = it->second;
+        return UCXDT_OK;
+    }
+    if (ucxdt_status_t st = decode_plan(bytes, size, packed, out)) return st;
+    if (decoded_.size() >= kPlanCache) decoded_.clear();
+    decoded_.emplace(std::move(key), *out);
+    return UCXDT_OK;
+}
+
+const std::vector<char> &Rma::encoding_of(const Plan &p) {
+    if (auto it = encoded_.find(p.id); it != encoded_.end()) return it->second;
+    if (encoded_.size() >= kPlanCache) encoded_.clear();
+    std::vector<char> e;
+    encode_plan(p, &e);
+    return encoded_.emplace(p.id, std::move(e)).first->second;
+}
+
+void Rma::serve_received(const Incoming &in, const char *data, size_t size) {
+    const auto t0 = std::chrono::steady_clock::now();
+    AmOp out{};
+    out.kind = in.h.kind == AmOp::PUT ? AmOp::PUT_ACK : AmOp::GET_REPLY;
+    out.origin_req = in.h.origin_req;
+    out.packed = in.h.packed;
+    std::vector<char> reply_data;
+    const ucxdt_status_t st = [&]() -> ucxdt_status_t {
+        const size_t want = in.h.plan_bytes + (in.h.kind == AmOp::PUT ? static_cast<size_t>(in.h.packed) : 0);
+        if (in.h.packed <= 0 || in.h.plan_bytes > size || size != want)
+            return fail(UCXDT_ERR_INVALID_PARAM, "a one-sided message whose size differs from its header's");
+        PlanPtr plan;
+        if (ucxdt_status_t e = plan_of(data, in.h.plan_bytes, in.h.packed, &plan)) return e;
+        // The target layout must lie in a registered region of this worker, whatever the
+        // origin checked (MPI-4.1 12.3: an access outside the window is erroneous).
+        const __int128 lo = static_cast<__int128>(in.h.address) + plan->data_lo;
+        const __int128 hi = static_cast<__int128>(in.h.address) + plan->data_hi;
+        const Mem *m = nullptr;
+        for (const Mem *x : regions_) {
+            const auto a = static_cast<__int128>(reinterpret_cast<uintptr_t>(x->address));
+            if (lo >= a && hi <= a + static_cast<__int128>(x->length)) m = x;
+        }
+        if (!m) return fail(UCXDT_ERR_OUT_OF_RANGE, "a one-sided target layout outside every registered region");
+        char *target = reinterpret_cast<char *>(static_cast<uintptr_t>(in.h.address));
+        if (in.h.kind == AmOp::PUT)
+            return transfer(*plan, target, const_cast<char *>(data) + in.h.plan_bytes, 0, in.h.packed, false, nullptr);
+        reply_data.resize(static_cast<size_t>(in.h.packed));
+        return transfer(*plan, target, reply_data.data(), 0, in.h.packed, true, nullptr);
+    }();
+    if (st) {
+        clear_error();  // the origin's request reports it
+        reply_data.clear();
+    }
+    ++counters.served;
+    out.status = st;
+    out.target_ns = static_cast<uint64_t>(seconds_since(t0) * 1e9);
+    if (in.reply_ep) reply(in.reply_ep, out, std::move(reply_data));
+}
+
+void Rma::serve(Incoming &in) {
+    if (in.h.kind == AmOp::PUT_ACK || in.h.kind == AmOp::GET_REPLY) {
+        if (!in.rndv) {
+            on_reply(in);
+            return;
+        }
+    } else if (!in.rndv) {
+        serve_received(in, static_cast<const char *>(in.data), in.length);
+        return;
+    }
+    // By rendezvous: received here first (a get's reply straight into the origin's landing).
+    auto *rc = new Receiving{this, in, {}};
+    char *dst = nullptr;
+    if (in.h.kind == AmOp::GET_REPLY) {
+        auto it = w_->requests.find(in.h.origin_req);
+        if (awaiting_.count(in.h.origin_req) && it != w_->requests.end() &&
+            in.length == static_cast<size_t>(it->second->packed))
+            dst = op_of(it->second)->landing;
+    }
+    if (!dst) {
+        rc->data.resize(in.length);
+        dst = rc->data.data();
+    }
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+    p.memory_type = UCS_MEMORY_TYPE_HOST;
+    p.user_data = rc;
+    p.cb.recv_am = [](void *request, ucs_status_t status, size_t, void *user_data) {
+        auto *rc = static_cast<Receiving *>(user_data);
+        rc->status = status;
+        rc->rma->received_.push_back(rc);
+        if (request) ucp_request_free(request);
+    };
+    ucs_status_ptr_t s = ucp_am_recv_data_nbx(w_->ucp_worker, in.data, dst, in.length, &p);
+    if (!UCS_PTR_IS_PTR(s) || s == nullptr) {
+        rc->status = UCS_PTR_STATUS(s);
+        received_.push_back(rc);
+    }
+}
+
+unsigned Rma::serve_incoming() {
+    unsigned n = 0;
+    while (!incoming_.empty()) {
+        Incoming in = incoming_.front();
+        incoming_.pop_front();
+        serve(in);
+        if (in.persistent) ucp_am_data_release(w_->ucp_worker, in.data);
+        ++n;
+    }
+    while (!received_.empty()) {
+        std::unique_ptr<Receiving> rc(received_.front());
+        received_.pop_front();
+        Incoming in = rc->in;
+        in.rndv = false;
+        in.length = rc->data.size();
+        if (in.h.kind == AmOp::PUT || in.h.kind == AmOp::GET) {
+            if (rc->status == UCS_OK) serve_received(in, rc->data.data(), rc->data.size());
+        } else {
+            // A get's reply landed in place (data empty) or in rc->data.
+            if (rc->status != UCS_OK) in.h.status = w_->ucx_error("ucp_am_recv_data_nbx", rc->status);
+            if (rc->data.empty()) in.h.kind = AmOp::PUT_ACK;  // nothing left to copy
+            in.data = rc->data.data();
+            on_reply(in);
+        }
+        ++n;
+    }
+    return n;
+}
+
+ucs_status_t Rma::am_handler(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                             const ucp_am_recv_param_t *param) {
+    AmOp h;
+    if (header_length != sizeof h) return UCS_OK;  // not ours
+    std::memcpy(&h, header, sizeof h);
+    if (h.magic != AmOp::kMagic) return UCS_OK;
+    Incoming in{h, data, length, (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0,
+                data && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) != 0,
+                (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ? param->reply_ep : nullptr, nullptr};
+    if (data && !in.rndv && !in.persistent) {
+        in.copy = std::make_shared<std::vector<char>>(static_cast<char *>(data), static_cast<char *>(data) + length);
+        in.data = in.copy->data();
+    }
+    static_cast<Rma *>(arg)->am_arrived(in);
+    return in.rndv || in.persistent ? UCS_INPROGRESS : UCS_OK;
+}
+
+}  // namespace ucxdt::rma
