@@ -79,8 +79,9 @@ enum class Path { AUTO, RUNS, AM };
 
 /// The measured costs that choose between one UCP operation per run of the target layout and
 /// one active message that the target unpacks (HAND's selection by measured cost): seconds per
-/// run posted, seconds per active message posted, and the target's seconds per run unpacked.
-/// Each is a moving average of what this worker measured; a path not yet measured is tried once.
+/// run of the runs path, the active message's fixed seconds, and the target's seconds per run
+/// unpacked (which its reply reports). Costs are service times (Rma::measure), moving averages
+/// of this worker's operations; a path not yet measured is tried once.
 struct PathCosts {
     double run_s = 0, am_s = 0, target_run_s = 0;
     bool runs_seen = false, am_seen = false, am_tried = false;
@@ -125,7 +126,9 @@ struct Op : rndv::RequestExt {
     AmOp am_header;
     std::vector<char> plan_wire;
     ucp_dt_iov_t iov[2]{};
-    int64_t target_runs = 0;
+    int64_t target_runs = 0;           // UCP and active-message paths (cost model)
+    uint64_t target_ns = 0;            // active-message path: the target's time, from its reply
+    std::chrono::steady_clock::time_point started{};
     // Flush: the operations started before it, by request id; then UCP's own flush.
     std::vector<uint64_t> before;
     bool ucp_flush_posted = false;
@@ -198,6 +201,8 @@ private:
     static ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                    const ucp_am_recv_param_t *param);
     void finish(rndv::Request *r);  // its last UCP operation or GPU work ended
+    void measure(const Op &op);     // the cost model's measurement of a completed operation
+    std::chrono::steady_clock::time_point last_completion_{};
     void advance_flush(rndv::Request *r);
 
     struct GpuWait {

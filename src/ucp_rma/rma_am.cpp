@@ -97,8 +97,7 @@ ucxdt_status_t Rma::start_am(Request *r, uint64_t remote) {
         return w_->ucx_error("ucp_am_send_nbx", UCS_PTR_STATUS(s));
     }
     if (s != nullptr) ++r->ucp_ops;
-    PathCosts::update(&costs_.am_s, &costs_.am_seen, seconds_since(t0));
-    costs_.am_seen = false;  // seen once the target's cost comes back too
+    op->started = t0;
     return UCXDT_OK;
 }
 
@@ -112,12 +111,7 @@ void Rma::on_reply(const Incoming &in) {
         op->error = fail(static_cast<ucxdt_status_t>(in.h.status),
                          std::string("the target of a one-sided operation failed it: ") +
                              ucxdt_status_string(static_cast<ucxdt_status_t>(in.h.status)));
-    if (op->target_runs > 0) {
-        const double per_run = static_cast<double>(in.h.target_ns) * 1e-9 / static_cast<double>(op->target_runs);
-        bool seen = costs_.target_run_s > 0;
-        PathCosts::update(&costs_.target_run_s, &seen, per_run);
-        costs_.am_seen = true;
-    }
+    op->target_ns = in.h.target_ns;
     if (in.h.kind == AmOp::GET_REPLY && !op->error && r->status == UCXDT_INPROGRESS) {
         if (in.length != static_cast<size_t>(r->packed))
             op->error = fail(UCXDT_ERR_UCX, "a one-sided get's reply differs from the size asked for");

@@ -167,10 +167,8 @@ ucxdt_status_t Rma::start_ucp(Request *r, const Rkey &rkey, uint64_t remote) {
         if (UCS_PTR_IS_ERR(s)) st = w_->ucx_error(op->put ? "ucp_put_nbx" : "ucp_get_nbx", UCS_PTR_STATUS(s));
         else if (s != nullptr) ++r->ucp_ops;
     });
-    if (!st && runs > 1)
-        PathCosts::update(&costs_.run_s, &costs_.runs_seen,
-                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
-                              static_cast<double>(runs));
+    op->started = t0;
+    op->target_runs = runs;
     if (st) {
         // Runs already posted still complete through UCP; the request ends with the first error.
         op->error = st;
@@ -260,7 +258,24 @@ void Rma::finish(Request *r) {
     if (!st && !op->put && !op->flush && op->landing && !r->contig)
         st = ucxdt_unpack_range(op->landing, 0, r->packed, r->buffer, r->count, r->type);
     if (!st && op->unpack_on_host) cpu::unpack(*r->plan, r->buffer, 0, r->packed, op->pinned);
+    if (!st) measure(*op);
     w_->complete(r, st);
+}
+
+void Rma::measure(const Op &op) {
+    // An operation's cost is its service time: the time since the previous completion, or since
+    // it started if that is later (with operations in flight, latency counts the queue too).
+    const auto now = std::chrono::steady_clock::now();
+    const auto since = std::max(op.started, last_completion_);
+    last_completion_ = now;
+    if (op.target_runs < 2 || op.started.time_since_epoch().count() == 0) return;  // IPC, or one run
+    const double cost = std::chrono::duration<double>(now - since).count();
+    const auto runs = static_cast<double>(op.target_runs);
+    if (!op.am) return PathCosts::update(&costs_.run_s, &costs_.runs_seen, cost / runs);
+    const double target = static_cast<double>(op.target_ns) * 1e-9;
+    bool seen = costs_.am_seen;
+    PathCosts::update(&costs_.target_run_s, &seen, target / runs);
+    PathCosts::update(&costs_.am_s, &costs_.am_seen, std::max(0.0, cost - target));
 }
 
 void Rma::start_flush(Request *r, rndv::Ep *ep) {
