@@ -83,8 +83,13 @@ enum class Path { AUTO, RUNS, AM };
 /// unpacked (which its reply reports). Costs are service times (Rma::measure), moving averages
 /// of this worker's operations; a path not yet measured is tried once.
 struct PathCosts {
+    /// Operations between two measurements of the path the model does not take: a first sample
+    /// taken cold (the first active message on an endpoint, a plan rebuilt) or under other
+    /// traffic does not decide for good.
+    static constexpr int kReprobe = 64;
     double run_s = 0, am_s = 0, target_run_s = 0;
     bool runs_seen = false, am_seen = false, am_tried = false;
+    int since_probe = 0;
     static void update(double *avg, bool *seen, double x) {
         *avg = *seen ? 0.8 * *avg + 0.2 * x : x;
         *seen = true;
@@ -93,7 +98,8 @@ struct PathCosts {
 
 /// The path of a host target of `runs` runs that is not contiguous: the forced one, else the
 /// runs until they are measured, then one active message to measure that, then the cheaper by
-///     T_runs = runs x run_s,   T_am = am_s + runs x target_run_s.
+///     T_runs = runs x run_s,   T_am = am_s + runs x target_run_s,
+/// except that every kReprobe-th operation takes the other path, to measure it again.
 /// Marks the active message tried.
 inline Path next_path(PathCosts &c, Path forced, int64_t runs) {
     if (forced != Path::AUTO) return forced;
@@ -104,7 +110,10 @@ inline Path next_path(PathCosts &c, Path forced, int64_t runs) {
         return Path::AM;
     }
     const auto n = static_cast<double>(runs);
-    return c.am_s + n * c.target_run_s < n * c.run_s ? Path::AM : Path::RUNS;
+    const Path best = c.am_s + n * c.target_run_s < n * c.run_s ? Path::AM : Path::RUNS;
+    if (++c.since_probe < PathCosts::kReprobe) return best;
+    c.since_probe = 0;
+    return best == Path::AM ? Path::RUNS : Path::AM;
 }
 
 /// The state of one put, get or flush.
@@ -124,7 +133,7 @@ struct Op : rndv::RequestExt {
     // the target's runs (for the cost model).
     bool am = false;
     AmOp am_header;
-    std::vector<char> plan_wire;
+    std::shared_ptr<const std::vector<char>> plan_wire;  // shared with Rma's cache
     ucp_dt_iov_t iov[2]{};
     int64_t target_runs = 0;           // UCP and active-message paths (cost model)
     uint64_t target_ns = 0;            // active-message path: the target's time, from its reply
@@ -192,11 +201,12 @@ private:
     // is neither encoded nor rebuilt again. Each cache is emptied when it reaches kPlanCache.
     static constexpr size_t kPlanCache = 256;
     ucxdt_status_t plan_of(const char *bytes, size_t size, int64_t packed, PlanPtr *out);
-    const std::vector<char> &encoding_of(const Plan &p);
+    std::shared_ptr<const std::vector<char>> encoding_of(const Plan &p);
     std::unordered_map<std::string, PlanPtr> decoded_;
-    std::unordered_map<uint64_t, std::vector<char>> encoded_;
+    std::unordered_map<uint64_t, std::shared_ptr<const std::vector<char>>> encoded_;
     void reply(ucp_ep_h ep, const AmOp &h, std::vector<char> data);
-    void on_reply(const Incoming &in);
+    void on_reply(const Incoming &in, bool landed = false);  // landed: already in op->landing
+    void drop_received();  // at destruction: rendezvous data received but not served
     unsigned serve_incoming();
     static ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                    const ucp_am_recv_param_t *param);

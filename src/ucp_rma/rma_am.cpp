@@ -76,8 +76,8 @@ ucxdt_status_t Rma::start_am(Request *r, uint64_t remote) {
     h.origin_req = r->id;
     h.address = remote;
     h.packed = r->packed;
-    h.plan_bytes = op->plan_wire.size();
-    op->iov[0] = {op->plan_wire.data(), op->plan_wire.size()};
+    h.plan_bytes = op->plan_wire->size();
+    op->iov[0] = {const_cast<char *>(op->plan_wire->data()), op->plan_wire->size()};
     op->iov[1] = {packed, static_cast<size_t>(r->packed)};
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE |
@@ -101,7 +101,7 @@ ucxdt_status_t Rma::start_am(Request *r, uint64_t remote) {
     return UCXDT_OK;
 }
 
-void Rma::on_reply(const Incoming &in) {
+void Rma::on_reply(const Incoming &in, bool landed) {
     auto it = w_->requests.find(in.h.origin_req);
     // The request ended meanwhile (its peer failed): nothing waits for this reply.
     if (!awaiting_.erase(in.h.origin_req) || it == w_->requests.end()) return;
@@ -115,7 +115,7 @@ void Rma::on_reply(const Incoming &in) {
     if (in.h.kind == AmOp::GET_REPLY && !op->error && r->status == UCXDT_INPROGRESS) {
         if (in.length != static_cast<size_t>(r->packed))
             op->error = fail(UCXDT_ERR_UCX, "a one-sided get's reply differs from the size asked for");
-        else if (in.length > 0)
+        else if (!landed && in.length > 0)
             std::memcpy(op->landing, in.data, in.length);
     }
     ucp_done(r, UCS_OK);  // ends the reply's operation with those of UCP (progress)
@@ -147,12 +147,17 @@ ucxdt_status_t Rma::plan_of(const char *bytes, size_t size, int64_t packed, Plan
     return UCXDT_OK;
 }
 
-const std::vector<char> &Rma::encoding_of(const Plan &p) {
+std::shared_ptr<const std::vector<char>> Rma::encoding_of(const Plan &p) {
     if (auto it = encoded_.find(p.id); it != encoded_.end()) return it->second;
     if (encoded_.size() >= kPlanCache) encoded_.clear();
-    std::vector<char> e;
-    encode_plan(p, &e);
+    auto e = std::make_shared<std::vector<char>>();
+    encode_plan(p, e.get());
     return encoded_.emplace(p.id, std::move(e)).first->second;
+}
+
+void Rma::drop_received() {
+    for (Receiving *rc : received_) delete rc;
+    received_.clear();
 }
 
 void Rma::serve_received(const Incoming &in, const char *data, size_t size) {
@@ -248,15 +253,24 @@ unsigned Rma::serve_incoming() {
         received_.pop_front();
         Incoming in = rc->in;
         in.rndv = false;
-        in.length = rc->data.size();
+        const ucxdt_status_t st = rc->status == UCS_OK ? UCXDT_OK : w_->ucx_error("ucp_am_recv_data_nbx", rc->status);
         if (in.h.kind == AmOp::PUT || in.h.kind == AmOp::GET) {
-            if (rc->status == UCS_OK) serve_received(in, rc->data.data(), rc->data.size());
+            if (!st) {
+                serve_received(in, rc->data.data(), rc->data.size());
+            } else if (in.reply_ep) {  // the origin waits for an answer
+                clear_error();
+                AmOp out{};
+                out.kind = in.h.kind == AmOp::PUT ? AmOp::PUT_ACK : AmOp::GET_REPLY;
+                out.origin_req = in.h.origin_req;
+                out.status = st;
+                reply(in.reply_ep, out, {});
+            }
         } else {
-            // A get's reply landed in place (data empty) or in rc->data.
-            if (rc->status != UCS_OK) in.h.status = w_->ucx_error("ucp_am_recv_data_nbx", rc->status);
-            if (rc->data.empty()) in.h.kind = AmOp::PUT_ACK;  // nothing left to copy
-            in.data = rc->data.data();
-            on_reply(in);
+            // A get's reply landed in the origin's staging (data empty) or in rc->data.
+            if (st) in.h.status = st;
+            const bool landed = rc->data.empty();
+            if (!landed) in.data = rc->data.data();
+            on_reply(in, landed);
         }
         ++n;
     }

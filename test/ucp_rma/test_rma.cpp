@@ -317,6 +317,10 @@ TEST(RmaPathModel, EachPathIsMeasuredOnceThenTheCheaperIsTaken) {
     EXPECT_EQ(ucxdt::rma::next_path(c, Path::AUTO, 1000), Path::AM) << "1 ms of puts against 60 us";
     EXPECT_EQ(ucxdt::rma::next_path(c, Path::RUNS, 1000), Path::RUNS);
     EXPECT_EQ(ucxdt::rma::next_path(c, Path::AM, 4), Path::AM);
+    // The path not taken is measured again every kReprobe-th operation, once.
+    int other = 0;
+    for (int i = 0; i < 3 * PathCosts::kReprobe; ++i) other += ucxdt::rma::next_path(c, Path::AUTO, 1000) == Path::RUNS;
+    EXPECT_EQ(other, 3);
 }
 
 TEST(RmaPaths, AutomaticProbesRunsThenAnActiveMessage) {
