@@ -5,6 +5,9 @@
 //   ping-pong: median one-way time (half of each round trip);
 //   window:    32 MPI_Isend on rank 0 against 32 MPI_Irecv on rank 1, then a 0-byte reply;
 //              bandwidth of the median window.
+//   -x put:    instead of both, 32 MPI_Put from rank 0 into rank 1's window, the target type
+//              the layout (MPI-4.1 12.3.1), then MPI_Win_flush (passive target, locked for the
+//              whole run): bandwidth of the median window, against MPI_Put of the packed bytes.
 // The derived transfer of each layout is verified once each way against the reference type-map
 // walker: the receiver's buffer must hold the sender's bytes at exactly the type map's bytes and
 // its own poison everywhere else.
@@ -30,15 +33,18 @@ constexpr int kWindow = 32, kDataTag = 1, kAckTag = 2;
 
 struct Options : CommonOptions {
     std::vector<L::Layout> layouts;
+    bool put = false;  // -x put: one-sided
 };
 
 std::string usage() {
     return "usage: mpirun -np 2 mpi_layouts [options]\n"
            "  -D spec,...  layouts by ucxdt_perftest's -D specs (repeatable; default: nas_mg_y,\n"
            "               milc_su3_zdown,wrf_y_sa,fft2_scatter,triangular:n=1000)\n" +
+           std::string("  -x send|put  two-sided (ping-pong and window) or one-sided MPI_Put windows (send)\n") +
            Options{}.usage("the buffers") +
            "  csv: a header (client,layout,...), then per layout mpi_layouts,layout,mem,packed_bytes,\n"
-           "       iterations,window,pingpong_dt_us,pingpong_contig_us,bw_dt_MBps,bw_contig_MBps,verified\n";
+           "       iterations,window,pingpong_dt_us,pingpong_contig_us,bw_dt_MBps,bw_contig_MBps,verified\n"
+           "       (-x put: the ping-pong columns 0, the bandwidths those of the MPI_Put windows)\n";
 }
 
 // A -D list: a spec's own commas (fft2_scatter:N=512,P=4) stay with it, since the longest run of
@@ -71,9 +77,15 @@ std::string add_layouts(const std::string &arg, std::vector<L::Layout> *out) {
 }
 
 std::string parse(int argc, char **argv, Options *o) {
-    const std::string letters = std::string("D:") + CommonOptions::kLetters;
+    const std::string letters = std::string("D:x:") + CommonOptions::kLetters;
     for (int c; (c = getopt(argc, argv, letters.c_str())) != -1;) {
         if (o->take(c, optarg)) continue;
+        if (c == 'x') {
+            const std::string x = optarg;
+            if (x != "send" && x != "put") return "-x takes send or put";
+            o->put = x == "put";
+            continue;
+        }
         if (c != 'D') return "unknown option";
         if (std::string e = add_layouts(optarg, &o->layouts); !e.empty()) return e;
     }
@@ -120,6 +132,23 @@ public:
             if (rank_ == 0) MPI_Recv(nullptr, 0, MPI_BYTE, 1, kAckTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             else MPI_Send(nullptr, 0, MPI_BYTE, 0, kAckTag, MPI_COMM_WORLD);
         });
+    }
+
+    // Median time, on rank 0, of kWindow MPI_Put of the shape into rank 1's window at `disp`
+    // bytes and the MPI_Win_flush that completes them there; a barrier after each, untimed.
+    double put_window(const Shape &s, MPI_Win win, MPI_Aint disp, const char *what) {
+        std::vector<double> t;
+        for (long it = 0; it < o_.warmup + o_.iters; ++it) {
+            wd_.arm(what, it);
+            if (rank_ == 0) {
+                const double t0 = MPI_Wtime();
+                for (int i = 0; i < kWindow; ++i) MPI_Put(s.ptr, s.count, s.type, 1, disp, s.count, s.type, win);
+                MPI_Win_flush(1, win);
+                if (it >= o_.warmup) t.push_back(MPI_Wtime() - t0);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        return t.empty() ? 0 : summarize(t).median;
     }
 
 private:
@@ -178,6 +207,42 @@ bool verify(const L::Layout &lay, MPI_Datatype t, Buffer &buf, int rank, int fro
     return all;
 }
 
+// verify() for a put from rank 0 into rank 1's window `win` over buf.
+bool verify_put(const L::Layout &lay, MPI_Datatype t, Buffer &buf, MPI_Win win, int rank,
+                const std::vector<std::byte> &pattern, const std::vector<std::byte> &poison) {
+    std::string err;
+    buf.from_host(rank == 0 ? pattern.data() : poison.data());
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Put(buf.as<std::byte>() + lay.origin_bytes, int(lay.count), t, 1, MPI_Aint(lay.origin_bytes),
+                int(lay.count), t, win);
+        MPI_Win_flush(1, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        std::vector<std::byte> got(buf.size());
+        buf.to_host(got.data());
+        err = ucxdt::ref::check_scattered(ucxdt::ref::typemap_runs(*lay.type, lay.count), lay.origin_bytes,
+                                          got.data(), pattern.data(), int64_t(buf.size()));
+        if (!err.empty()) std::fprintf(stderr, "mpi_layouts: %s, MPI_Put: %s\n", lay.name.c_str(), err.c_str());
+    }
+    int ok = err.empty(), all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
+// A window over `buf` on every rank; rank 0, the origin, holds a passive-target lock on all.
+MPI_Win open_window(Buffer &buf, int rank) {
+    MPI_Win win = MPI_WIN_NULL;
+    MPI_Win_create(buf.get(), MPI_Aint(buf.size()), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    if (rank == 0) MPI_Win_lock_all(0, win);
+    return win;
+}
+void close_window(MPI_Win *win, int rank) {
+    if (rank == 0) MPI_Win_unlock_all(*win);
+    MPI_Win_free(win);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -215,32 +280,45 @@ int main(int argc, char **argv) {
         std::vector<std::byte> pattern(buf.size()), poison(buf.size());
         ucxdt::ref::fill_pattern(pattern.data(), int64_t(buf.size()), 0x5eed + i);
         ucxdt::ref::fill_complement(poison.data(), pattern.data(), int64_t(buf.size()));
-        const bool ok = verify(lay, t, buf, rank, 0, 1, pattern, poison) && verify(lay, t, buf, rank, 1, 0, pattern, poison);
-        failed |= !ok;
-
         const Shape dt{buf.as<std::byte>() + lay.origin_bytes, int(lay.count), t};
         const Shape ctg{contig.get(), int(packed), MPI_BYTE};
-        const double pp_dt = bench.pingpong(dt, "ping-pong of the derived type, iteration");
-        const double pp_ctg = bench.pingpong(ctg, "ping-pong of the contiguous buffer, iteration");
-        const double win_dt = bench.window(dt, "window of the derived type, iteration");
-        const double win_ctg = bench.window(ctg, "window of the contiguous buffer, iteration");
+        bool ok = true;
+        double pp_dt = 0, pp_ctg = 0, win_dt = 0, win_ctg = 0;
+        if (o.put) {
+            wd.arm("window setup", long(i));
+            MPI_Win w_dt = open_window(buf, rank), w_ctg = open_window(contig, rank);
+            ok = verify_put(lay, t, buf, w_dt, rank, pattern, poison);
+            win_dt = bench.put_window(dt, w_dt, MPI_Aint(lay.origin_bytes), "MPI_Put window of the derived type, iteration");
+            win_ctg = bench.put_window(ctg, w_ctg, 0, "MPI_Put window of the contiguous buffer, iteration");
+            wd.arm("window teardown", long(i));
+            close_window(&w_dt, rank);
+            close_window(&w_ctg, rank);
+        } else {
+            ok = verify(lay, t, buf, rank, 0, 1, pattern, poison) && verify(lay, t, buf, rank, 1, 0, pattern, poison);
+            pp_dt = bench.pingpong(dt, "ping-pong of the derived type, iteration");
+            pp_ctg = bench.pingpong(ctg, "ping-pong of the contiguous buffer, iteration");
+            win_dt = bench.window(dt, "window of the derived type, iteration");
+            win_ctg = bench.window(ctg, "window of the contiguous buffer, iteration");
+        }
+        failed |= !ok;
         const double mb = double(kWindow) * double(packed) / (1 << 20);
         const double bw_dt = win_dt > 0 ? mb / win_dt : 0, bw_ctg = win_ctg > 0 ? mb / win_ctg : 0;
         if (rank == 0 && o.csv)
-            std::printf("mpi_layouts,\"%s\",%s,%lld,%ld,%d,%.3f,%.3f,%.2f,%.2f,%s\n", lay.name.c_str(),
-                        mem_name(o.mem), static_cast<long long>(packed), o.iters, kWindow, pp_dt * 1e6,
-                        pp_ctg * 1e6, bw_dt, bw_ctg, ok ? "yes" : "no");
+            std::printf("mpi_layouts%s,\"%s\",%s,%lld,%ld,%d,%.3f,%.3f,%.2f,%.2f,%s\n", o.put ? "_put" : "",
+                        lay.name.c_str(), mem_name(o.mem), static_cast<long long>(packed), o.iters, kWindow,
+                        pp_dt * 1e6, pp_ctg * 1e6, bw_dt, bw_ctg, ok ? "yes" : "no");
         else if (rank == 0)
             std::printf("%-40s %10lld %10.2f %10.2f %7.2f %10.1f %10.1f %7.2f %s\n", lay.name.c_str(),
-                        static_cast<long long>(packed), pp_dt * 1e6, pp_ctg * 1e6, pp_dt / pp_ctg, bw_dt, bw_ctg,
+                        static_cast<long long>(packed), pp_dt * 1e6, pp_ctg * 1e6, pp_ctg > 0 ? pp_dt / pp_ctg : 0.0, bw_dt, bw_ctg,
                         bw_dt / bw_ctg, ok ? "yes" : "NO");
         std::fflush(stdout);
         MPI_Type_free(&t);
     }
     wd.disarm();  // the last layout may have been skipped while armed
     if (rank == 0 && !o.csv)
-        std::printf("(%s memory; one-way ping-pong medians; bandwidth of windows of %d messages, MB = 2^20 B; "
-                    "dt/ctg: derived over contiguous of the packed size)\n", mem_name(o.mem), kWindow);
+        std::printf("(%s memory; one-way ping-pong medians; bandwidth of windows of %d %s, MB = 2^20 B; "
+                    "dt/ctg: derived over contiguous of the packed size)\n", mem_name(o.mem), kWindow,
+                    o.put ? "MPI_Put and a flush (no ping-pong)" : "messages");
     MPI_Finalize();
     return failed ? 1 : 0;
 }
