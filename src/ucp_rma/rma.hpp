@@ -80,38 +80,46 @@ enum class Path { AUTO, RUNS, AM };
 /// The measured costs that choose between one UCP operation per run of the target layout and
 /// one active message that the target unpacks (HAND's selection by measured cost): seconds per
 /// run of the runs path, the active message's fixed seconds, and the target's seconds per run
-/// unpacked (which its reply reports). Costs are service times (Rma::measure), moving averages
-/// of this worker's operations; a path not yet measured is tried once.
+/// unpacked (which its reply reports). Costs are service times (Rma::measure) of this worker's
+/// operations.
 struct PathCosts {
-    /// Operations between two measurements of the path the model does not take: a first sample
-    /// taken cold (the first active message on an endpoint, a plan rebuilt) or under other
-    /// traffic does not decide for good.
-    static constexpr int kReprobe = 64;
-    double run_s = 0, am_s = 0, target_run_s = 0;
-    bool runs_seen = false, am_seen = false, am_tried = false;
-    int since_probe = 0;
-    static void update(double *avg, bool *seen, double x) {
-        *avg = *seen ? 0.8 * *avg + 0.2 * x : x;
-        *seen = true;
-    }
+    /// A moving average whose first sample gives way to the second: a first operation runs
+    /// cold (the endpoint's lanes wired up, a plan built, CUDA started at the target, which
+    /// costs a thousand operations' time).
+    struct Avg {
+        double v = 0;
+        int n = 0;
+        void add(double x) {
+            v = n < 2 ? x : 0.8 * v + 0.2 * x;
+            ++n;
+        }
+    };
+    /// The path the model does not take is measured again once per kReprobe times the ratio
+    /// of the two paths' costs operations: the probes cost at most 1/kReprobe of the time.
+    static constexpr double kReprobe = 64, kMaxRatio = 1000;
+    Avg run, am, target_run;
+    bool am_probing = false;  // an active message whose cost is not back yet is in flight
+    double since_probe = 0;
 };
 
 /// The path of a host target of `runs` runs that is not contiguous: the forced one, else the
-/// runs until they are measured, then one active message to measure that, then the cheaper by
-///     T_runs = runs x run_s,   T_am = am_s + runs x target_run_s,
-/// except that every kReprobe-th operation takes the other path, to measure it again.
-/// Marks the active message tried.
+/// runs until two are measured, then active messages (one at a time) until two are, then the
+/// cheaper by
+///     T_runs = runs x run,   T_am = am + runs x target_run,
+/// with the other path measured again now and then (PathCosts::kReprobe).
 inline Path next_path(PathCosts &c, Path forced, int64_t runs) {
     if (forced != Path::AUTO) return forced;
-    if (!c.runs_seen) return Path::RUNS;
-    if (!c.am_seen) {
-        if (c.am_tried) return Path::RUNS;
-        c.am_tried = true;
+    if (c.run.n < 2) return Path::RUNS;
+    if (c.am.n < 2) {
+        if (c.am_probing) return Path::RUNS;
+        c.am_probing = true;
         return Path::AM;
     }
     const auto n = static_cast<double>(runs);
-    const Path best = c.am_s + n * c.target_run_s < n * c.run_s ? Path::AM : Path::RUNS;
-    if (++c.since_probe < PathCosts::kReprobe) return best;
+    const double t_runs = n * c.run.v, t_am = c.am.v + n * c.target_run.v;
+    const Path best = t_am < t_runs ? Path::AM : Path::RUNS;
+    const double lo = std::max(std::min(t_runs, t_am), 1e-12), hi = std::max(t_runs, t_am);
+    if (++c.since_probe < PathCosts::kReprobe * std::min(hi / lo, PathCosts::kMaxRatio)) return best;
     c.since_probe = 0;
     return best == Path::AM ? Path::RUNS : Path::AM;
 }

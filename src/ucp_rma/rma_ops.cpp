@@ -260,6 +260,7 @@ void Rma::finish(Request *r) {
         st = ucxdt_unpack_range(op->landing, 0, r->packed, r->buffer, r->count, r->type);
     if (!st && op->unpack_on_host) cpu::unpack(*r->plan, r->buffer, 0, r->packed, op->pinned);
     if (!st) measure(*op);
+    if (op->am) costs_.am_probing = false;  // failed or measured: the next may probe
     w_->complete(r, st);
 }
 
@@ -272,11 +273,11 @@ void Rma::measure(const Op &op) {
     if (op.target_runs < 2 || op.started.time_since_epoch().count() == 0) return;  // IPC, or one run
     const double cost = std::chrono::duration<double>(now - since).count();
     const auto runs = static_cast<double>(op.target_runs);
-    if (!op.am) return PathCosts::update(&costs_.run_s, &costs_.runs_seen, cost / runs);
+    if (!op.am) return costs_.run.add(cost / runs);
     const double target = static_cast<double>(op.target_ns) * 1e-9;
-    bool seen = costs_.am_seen;
-    PathCosts::update(&costs_.target_run_s, &seen, target / runs);
-    PathCosts::update(&costs_.am_s, &costs_.am_seen, std::max(0.0, cost - target));
+    costs_.target_run.add(target / runs);
+    costs_.am.add(std::max(0.0, cost - target));
+    costs_.am_probing = false;
 }
 
 void Rma::start_flush(Request *r, rndv::Ep *ep) {

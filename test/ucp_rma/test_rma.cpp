@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -306,40 +307,51 @@ private:
     bool had_ = false;
 };
 
-TEST(RmaPathModel, EachPathIsMeasuredOnceThenTheCheaperIsTaken) {
+TEST(RmaPathModel, EachPathIsMeasuredTwiceThenTheCheaperIsTaken) {
+    using ucxdt::rma::next_path;
     PathCosts c;
-    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AUTO, 100), Path::RUNS) << "runs are measured first";
-    c.runs_seen = true, c.run_s = 1e-6;
-    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AUTO, 100), Path::AM) << "then one active message";
-    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AUTO, 100), Path::RUNS) << "until the target's cost is back";
-    c.am_seen = true, c.am_s = 10e-6, c.target_run_s = 0.05e-6;
-    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AUTO, 4), Path::RUNS) << "4 us of puts against 10.2 us";
-    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AUTO, 1000), Path::AM) << "1 ms of puts against 60 us";
-    EXPECT_EQ(ucxdt::rma::next_path(c, Path::RUNS, 1000), Path::RUNS);
-    EXPECT_EQ(ucxdt::rma::next_path(c, Path::AM, 4), Path::AM);
-    // The path not taken is measured again every kReprobe-th operation, once.
+    EXPECT_EQ(next_path(c, Path::AUTO, 100), Path::RUNS) << "runs are measured first";
+    c.run.add(50e-6);  // cold
+    EXPECT_EQ(next_path(c, Path::AUTO, 100), Path::RUNS) << "and again: the first sample ran cold";
+    c.run.add(1e-6);
+    EXPECT_EQ(c.run.v, 1e-6) << "the second sample replaces the cold first";
+    EXPECT_EQ(next_path(c, Path::AUTO, 100), Path::AM) << "then an active message";
+    EXPECT_EQ(next_path(c, Path::AUTO, 100), Path::RUNS) << "one at a time, until its cost is back";
+    c.am.add(0.3), c.target_run.add(1e-3), c.am_probing = false;  // cold: CUDA started at the target
+    EXPECT_EQ(next_path(c, Path::AUTO, 100), Path::AM) << "a second active message";
+    c.am.add(10e-6), c.target_run.add(0.05e-6), c.am_probing = false;
+    c.run.add(1e-6);
+    EXPECT_EQ(next_path(c, Path::AUTO, 4), Path::RUNS) << "4 us of puts against 10.2 us";
+    EXPECT_EQ(next_path(c, Path::AUTO, 1000), Path::AM) << "1 ms of puts against 60 us";
+    EXPECT_EQ(next_path(c, Path::RUNS, 1000), Path::RUNS);
+    EXPECT_EQ(next_path(c, Path::AM, 4), Path::AM);
+    // The other path is measured again once per kReprobe x (its cost / the best's) operations:
+    // runs cost 1000 us / 60 us = 16.7 times the active message here.
+    c.since_probe = 0;
     int other = 0;
-    for (int i = 0; i < 3 * PathCosts::kReprobe; ++i) other += ucxdt::rma::next_path(c, Path::AUTO, 1000) == Path::RUNS;
-    EXPECT_EQ(other, 3);
+    const int ops = 20000;
+    for (int i = 0; i < ops; ++i) other += next_path(c, Path::AUTO, 1000) == Path::RUNS;
+    const double every = PathCosts::kReprobe * (1000 * 1e-6) / (10e-6 + 1000 * 0.05e-6);
+    EXPECT_NEAR(other, ops / std::ceil(every), 1.0);
 }
 
-TEST(RmaPaths, AutomaticProbesRunsThenAnActiveMessage) {
+TEST(RmaPaths, AutomaticMeasuresTwoOfEachPathFirst) {
     ScopedPath env(nullptr);
     T::RndvPair p{T::RndvConfig{}};
     ASSERT_EQ(p.error, "");
     const auto many = L::vector(512, 1, 3, dbl), flat = L::contiguous(512, dbl);
-    for (int i = 0; i < 4; ++i) {
+    // Each put completes before the next starts: runs, runs, active message, active message.
+    const uint64_t want_runs[] = {1, 2, 2, 2}, want_am[] = {0, 0, 1, 2};
+    for (int i = 0; i < 6; ++i) {
         ASSERT_EQ(one_sided(true, flat, 1, many, 1, 0x900 + i, Mem::host, Mem::host, &p), "") << "put " << i;
         const auto &c = rma_of(p.w[0]).counters;
-        if (i == 0) {
-            EXPECT_EQ(c.runs, 1u) << "the first put measures the runs";
-        }
-        if (i == 1) {
-            EXPECT_EQ(c.am, 1u) << "the second measures an active message";
+        if (i < 4) {
+            EXPECT_EQ(c.runs, want_runs[i]) << "after put " << i;
+            EXPECT_EQ(c.am, want_am[i]) << "after put " << i;
         }
     }
     const auto &c = rma_of(p.w[0]).counters;
-    EXPECT_EQ(c.runs + c.am, 4u);
+    EXPECT_EQ(c.runs + c.am, 6u);
     EXPECT_EQ(rma_of(p.w[1]).counters.served, c.am) << "the target served each active message";
 }
 
