@@ -80,8 +80,12 @@ enum class Path { AUTO, RUNS, AM };
 /// The measured costs that choose between one UCP operation per run of the target layout and
 /// one active message that the target unpacks (HAND's selection by measured cost): seconds per
 /// run of the runs path, the active message's fixed seconds, and the target's seconds per run
-/// unpacked (which its reply reports). Costs are service times (Rma::measure) of this worker's
-/// operations.
+/// unpacked (which its reply reports). A sample is a window of kStint consecutive completions
+/// of one path (Rma::measure): the service times of its operations after the first, summed. A
+/// lone operation among the other path's measures its latency, not its cost at the rate
+/// operations are posted (on the H100 machine a lone active message took 20-250 us where a
+/// stream of them took 5 us each), and replies that arrive together are averaged over the
+/// window.
 struct PathCosts {
     /// A moving average whose first sample gives way to the second: a first operation runs
     /// cold (the endpoint's lanes wired up, a plan built, CUDA started at the target, which
@@ -90,38 +94,49 @@ struct PathCosts {
         double v = 0;
         int n = 0;
         void add(double x) {
-            v = n < 2 ? x : 0.8 * v + 0.2 * x;
+            v = n < 2 ? x : 0.5 * v + 0.5 * x;
             ++n;
         }
     };
-    /// The path the model does not take is measured again once per kReprobe times the ratio
-    /// of the two paths' costs operations: the probes cost at most 1/kReprobe of the time.
+    /// A path is measured by a stint: operations of that path alone, from the first until a
+    /// window of kStint of them has completed in a row (the operations of the other path in
+    /// flight drain first), or kMaxStint operations if none does. The path the model does not
+    /// take gets a stint once per kReprobe x (the last stint's length) x (its cost / the
+    /// best's) operations, so that probes cost at most 1/kReprobe of the time.
+    static constexpr int kStint = 8, kMaxStint = 256;
     static constexpr double kReprobe = 64, kMaxRatio = 1000;
     Avg run, am, target_run;
-    bool am_probing = false;  // an active message whose cost is not back yet is in flight
-    double since_probe = 0;
+    Path stint_path = Path::AUTO;
+    bool probing = false;    // a stint is on: its sample has not come back
+    int stint_ops = 0;       // operations of the stint so far, or of the last one
+    double since_probe = 0;  // operations since the last stint started
 };
 
-/// The path of a host target of `runs` runs that is not contiguous: the forced one, else the
-/// runs until two are measured, then active messages (one at a time) until two are, then the
-/// cheaper by
+/// The path of a host target of `runs` runs that is not contiguous: the forced one, else runs
+/// until two windows of them are measured, then two stints of active messages, then the cheaper
+/// by
 ///     T_runs = runs x run,   T_am = am + runs x target_run,
-/// with the other path measured again now and then (PathCosts::kReprobe).
+/// with a stint of the other path now and then (PathCosts::kReprobe).
 inline Path next_path(PathCosts &c, Path forced, int64_t runs) {
     if (forced != Path::AUTO) return forced;
-    if (c.run.n < 2) return Path::RUNS;
-    if (c.am.n < 2) {
-        if (c.am_probing) return Path::RUNS;
-        c.am_probing = true;
-        return Path::AM;
+    if (c.probing) {
+        if (c.stint_ops < PathCosts::kMaxStint) return ++c.stint_ops, c.stint_path;
+        c.probing = false;  // no window closed (operations failed): taken again later
     }
+    const auto stint = [&c](Path p) {
+        c.stint_path = p, c.probing = true, c.stint_ops = 1, c.since_probe = 0;
+        return p;
+    };
+    if (c.run.n < 2) return Path::RUNS;
+    const double every = PathCosts::kReprobe * c.stint_ops;
+    if (c.am.n < 2)  // the second stint follows the first, which ran cold
+        return c.am.n == 1 || ++c.since_probe >= every ? stint(Path::AM) : Path::RUNS;
     const auto n = static_cast<double>(runs);
     const double t_runs = n * c.run.v, t_am = c.am.v + n * c.target_run.v;
     const Path best = t_am < t_runs ? Path::AM : Path::RUNS;
     const double lo = std::max(std::min(t_runs, t_am), 1e-12), hi = std::max(t_runs, t_am);
-    if (++c.since_probe < PathCosts::kReprobe * std::min(hi / lo, PathCosts::kMaxRatio)) return best;
-    c.since_probe = 0;
-    return best == Path::AM ? Path::RUNS : Path::AM;
+    if (++c.since_probe < every * std::min(hi / lo, PathCosts::kMaxRatio)) return best;
+    return stint(best == Path::AM ? Path::RUNS : Path::AM);
 }
 
 /// The state of one put, get or flush.
@@ -221,6 +236,11 @@ private:
     void finish(rndv::Request *r);  // its last UCP operation or GPU work ended
     void measure(const Op &op);     // the cost model's measurement of a completed operation
     std::chrono::steady_clock::time_point last_completion_{};
+    struct Window {  // consecutive completions of one path (PathCosts)
+        bool am = false;
+        int ops = 0;
+        double seconds = 0, target_seconds = 0, runs = 0;
+    } window_;
     void advance_flush(rndv::Request *r);
 
     struct GpuWait {

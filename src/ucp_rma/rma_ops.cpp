@@ -260,24 +260,34 @@ void Rma::finish(Request *r) {
         st = ucxdt_unpack_range(op->landing, 0, r->packed, r->buffer, r->count, r->type);
     if (!st && op->unpack_on_host) cpu::unpack(*r->plan, r->buffer, 0, r->packed, op->pinned);
     if (!st) measure(*op);
-    if (op->am) costs_.am_probing = false;  // failed or measured: the next may probe
     w_->complete(r, st);
 }
 
 void Rma::measure(const Op &op) {
-    // An operation's cost is its service time: the time since the previous completion, or since
-    // it started if that is later (with operations in flight, latency counts the queue too).
+    // An operation's service time is the time since the previous completion, or since it
+    // started if that is later (with operations in flight, latency counts the queue too).
     const auto now = std::chrono::steady_clock::now();
     const auto since = std::max(op.started, last_completion_);
     last_completion_ = now;
     if (op.target_runs < 2 || op.started.time_since_epoch().count() == 0) return;  // IPC, or one run
-    const double cost = std::chrono::duration<double>(now - since).count();
-    const auto runs = static_cast<double>(op.target_runs);
-    if (!op.am) return costs_.run.add(cost / runs);
-    const double target = static_cast<double>(op.target_ns) * 1e-9;
-    costs_.target_run.add(target / runs);
-    costs_.am.add(std::max(0.0, cost - target));
-    costs_.am_probing = false;
+    Window &w = window_;
+    if (w.ops == 0 || w.am != op.am) {  // the first completion opens a window, uncounted
+        w = Window{op.am, 1};
+        return;
+    }
+    ++w.ops;
+    w.seconds += std::chrono::duration<double>(now - since).count();
+    w.runs += static_cast<double>(op.target_runs);
+    w.target_seconds += static_cast<double>(op.target_ns) * 1e-9;
+    if (w.ops < PathCosts::kStint) return;
+    if (!op.am) {
+        costs_.run.add(w.seconds / w.runs);
+    } else {
+        costs_.target_run.add(w.target_seconds / w.runs);
+        costs_.am.add(std::max(0.0, w.seconds - w.target_seconds) / (w.ops - 1));
+    }
+    if (costs_.stint_path == (op.am ? Path::AM : Path::RUNS)) costs_.probing = false;
+    w = Window{op.am, 1};  // this completion opens the next
 }
 
 void Rma::start_flush(Request *r, rndv::Ep *ep) {

@@ -315,43 +315,66 @@ TEST(RmaPathModel, EachPathIsMeasuredTwiceThenTheCheaperIsTaken) {
     EXPECT_EQ(next_path(c, Path::AUTO, 100), Path::RUNS) << "and again: the first sample ran cold";
     c.run.add(1e-6);
     EXPECT_EQ(c.run.v, 1e-6) << "the second sample replaces the cold first";
-    EXPECT_EQ(next_path(c, Path::AUTO, 100), Path::AM) << "then an active message";
-    EXPECT_EQ(next_path(c, Path::AUTO, 100), Path::RUNS) << "one at a time, until its cost is back";
-    c.am.add(0.3), c.target_run.add(1e-3), c.am_probing = false;  // cold: CUDA started at the target
-    EXPECT_EQ(next_path(c, Path::AUTO, 100), Path::AM) << "a second active message";
-    c.am.add(10e-6), c.target_run.add(0.05e-6), c.am_probing = false;
+    for (int i = 0; i < 40; ++i)
+        EXPECT_EQ(next_path(c, Path::AUTO, 100), Path::AM) << "a stint of active messages, until its sample is back";
+    c.am.add(0.3), c.target_run.add(1e-3), c.probing = false;  // cold: CUDA started at the target
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(next_path(c, Path::AUTO, 100), Path::AM) << "a second stint at once";
+    c.am.add(10e-6), c.target_run.add(0.05e-6), c.probing = false;
     c.run.add(1e-6);
     EXPECT_EQ(next_path(c, Path::AUTO, 4), Path::RUNS) << "4 us of puts against 10.2 us";
     EXPECT_EQ(next_path(c, Path::AUTO, 1000), Path::AM) << "1 ms of puts against 60 us";
     EXPECT_EQ(next_path(c, Path::RUNS, 1000), Path::RUNS);
     EXPECT_EQ(next_path(c, Path::AM, 4), Path::AM);
-    // The other path is measured again once per kReprobe x (its cost / the best's) operations:
-    // runs cost 1000 us / 60 us = 16.7 times the active message here.
+    // The other path gets a stint once per kReprobe x (the last stint's length) x (its cost /
+    // the best's) operations: runs cost 1000 us / 60 us = 16.7 times the active message here.
+    // Each stint here lasts 10 operations until its sample comes back.
     c.since_probe = 0;
-    int other = 0;
-    const int ops = 20000;
-    for (int i = 0; i < ops; ++i) other += next_path(c, Path::AUTO, 1000) == Path::RUNS;
-    const double every = PathCosts::kReprobe * (1000 * 1e-6) / (10e-6 + 1000 * 0.05e-6);
-    EXPECT_NEAR(other, ops / std::ceil(every), 1.0);
+    int other = 0, stints = 0;
+    const int ops = 200000;
+    for (int i = 0; i < ops; ++i) {
+        const bool probe = next_path(c, Path::AUTO, 1000) == Path::RUNS;
+        other += probe;
+        if (probe && c.stint_ops == 10) c.probing = false, ++stints;
+    }
+    const double every = std::ceil(PathCosts::kReprobe * 10 * (1000 * 1e-6) / (10e-6 + 1000 * 0.05e-6));
+    EXPECT_NEAR(stints, ops / (every - 1 + 10), 1.0);
+    EXPECT_LE(other, ops * 10 / (every - 1 + 10) + 10);
 }
 
-TEST(RmaPaths, AutomaticMeasuresTwoOfEachPathFirst) {
+TEST(RmaPathModel, AStintWhoseSampleNeverComesEndsAndIsTriedLater) {
+    using ucxdt::rma::next_path;
+    PathCosts c;
+    c.run.add(1e-6), c.run.add(1e-6);
+    for (int i = 0; i < PathCosts::kMaxStint; ++i) ASSERT_EQ(next_path(c, Path::AUTO, 100), Path::AM) << i;
+    // No window of active messages closed (every one failed, say): runs until the retry.
+    int runs = 0;
+    while (next_path(c, Path::AUTO, 100) == Path::RUNS) ++runs;
+    EXPECT_EQ(runs + 1, PathCosts::kReprobe * PathCosts::kMaxStint);
+}
+
+TEST(RmaPaths, AutomaticMeasuresTwoWindowsOfEachPathFirst) {
     ScopedPath env(nullptr);
     T::RndvPair p{T::RndvConfig{}};
     ASSERT_EQ(p.error, "");
     const auto many = L::vector(512, 1, 3, dbl), flat = L::contiguous(512, dbl);
-    // Each put completes before the next starts: runs, runs, active message, active message.
-    const uint64_t want_runs[] = {1, 2, 2, 2}, want_am[] = {0, 0, 1, 2};
-    for (int i = 0; i < 6; ++i) {
+    // Each put completes before the next starts. A window is kStint completions, the first of
+    // which only opens it, and a closing completion opens the next: two windows of runs take
+    // 2 x kStint - 1 puts; then two stints of active messages, each of which ends with its
+    // sample: one window, then (the last completion opening the next) kStint - 1 more.
+    constexpr int stint = PathCosts::kStint, runs = 2 * stint - 1;
+    for (int i = 0; i < runs + 2 * stint + 4; ++i) {
         ASSERT_EQ(one_sided(true, flat, 1, many, 1, 0x900 + i, Mem::host, Mem::host, &p), "") << "put " << i;
-        const auto &c = rma_of(p.w[0]).counters;
-        if (i < 4) {
-            EXPECT_EQ(c.runs, want_runs[i]) << "after put " << i;
-            EXPECT_EQ(c.am, want_am[i]) << "after put " << i;
+        const auto &c = rma_of(p.w[0]).counters;  // the layer is made by the first put
+        if (i == runs - 1) {
+            EXPECT_EQ(c.am, 0u) << "runs first";
+        }
+        if (i == runs + 2 * stint - 2) {
+            EXPECT_EQ(c.runs, uint64_t(runs));
+            EXPECT_EQ(c.am, uint64_t(2 * stint - 1)) << "then two stints of active messages";
         }
     }
     const auto &c = rma_of(p.w[0]).counters;
-    EXPECT_EQ(c.runs + c.am, 6u);
+    EXPECT_EQ(c.runs + c.am, uint64_t(runs + 2 * stint + 4));
     EXPECT_EQ(rma_of(p.w[1]).counters.served, c.am) << "the target served each active message";
 }
 
