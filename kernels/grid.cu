@@ -1,13 +1,27 @@
 // Grid size of the grid-stride pack kernels: enough blocks to fill every multiprocessor
-// several times over, no more (extra blocks would only re-enter the stride loop's exit).
+// several times over, no more (extra blocks would only re-enter the stride loop's exit), and no
+// more than UCXDT_GPU_SMS blocks where that is set, to leave the rest of the GPU to the
+// application (Wu et al. HPDC'16 §5.4).
 #include "pack_kernels.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 namespace ucxdt::kernels {
+
+unsigned sm_bound() {
+    static const unsigned bound = [] {
+        const char *s = std::getenv("UCXDT_GPU_SMS");
+        if (!s || !*s) return kDefaultSmBound;
+        char *end = nullptr;
+        const long v = std::strtol(s, &end, 10);
+        return *end || v < 0 || v > 1 << 20 ? kDefaultSmBound : static_cast<unsigned>(v);
+    }();
+    return bound;
+}
 
 unsigned grid_blocks(uint64_t threads, unsigned block) {
     static thread_local int cached_device = -1, cached_sms = 0;
@@ -19,9 +33,7 @@ unsigned grid_blocks(uint64_t threads, unsigned block) {
             cached_sms = 132;
         cached_device = dev;
     }
-    const uint64_t needed = (threads + block - 1) / block;
-    const uint64_t cap = static_cast<uint64_t>(cached_sms) * 2048 / block * 2;
-    return static_cast<unsigned>(std::max<uint64_t>(1, std::min(needed, cap)));
+    return bounded_grid(threads, block, cached_sms, sm_bound());
 }
 
 }  // namespace ucxdt::kernels

@@ -72,8 +72,22 @@ struct UnitArgs {
 };
 
 /// Blocks of `block` threads for a grid-stride launch of `threads` threads on the current
-/// device: enough to fill every multiprocessor, no more (kernels/grid.cu).
+/// device: enough to fill every multiprocessor, no more, and at most sm_bound() (kernels/grid.cu).
 unsigned grid_blocks(uint64_t threads, unsigned block);
+/// The same for a device of `sms` multiprocessors and a bound of `bound` blocks (0: none):
+/// up to two waves of full occupancy (2048 threads per multiprocessor), at least one block.
+inline unsigned bounded_grid(uint64_t threads, unsigned block, int sms, unsigned bound) {
+    const uint64_t needed = (threads + block - 1) / block;
+    uint64_t cap = static_cast<uint64_t>(sms > 1 ? sms : 1) * 2048 / block * 2;
+    if (bound > 0 && bound < cap) cap = bound;
+    return static_cast<unsigned>(needed < 1 ? 1 : needed < cap ? needed : cap);
+}
+/// The most blocks a ucxdt kernel runs at once, and so the most multiprocessors it occupies
+/// (each block runs on one multiprocessor, and the block scheduler spreads them): the
+/// UCXDT_GPU_SMS setting, a count of multiprocessors; 0 is no bound. Read once per process.
+unsigned sm_bound();
+/// UCXDT_GPU_SMS when unset: no bound (docs/performance.md, table h, says why).
+constexpr unsigned kDefaultSmBound = 0;
 
 /// Enqueue on `stream` (on the current device). Return the launch's status.
 cudaError_t launch_strided(const StridedArgs &args, cudaStream_t stream);

@@ -16,6 +16,7 @@
 // A peer that dies or stops answering ends the run with an error naming it (exit status 3):
 // the UCP endpoint uses UCP's peer error handling, the out-of-band socket is watched for its
 // close while transfers are in flight, and every wait for the peer is bounded by -T.
+#include "app_load.hpp"
 #include "support/registry.hpp"
 #include "support/typemap_walk.hpp"
 
@@ -45,6 +46,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -142,6 +144,14 @@ struct Options {
     std::string format = "table";
     std::string server;  // empty: this is the server
     int gpu = -1;        // -G: this process's CUDA device; -1: the runtime's default
+    int app_pct = 0;     // -A: the application kernels' share of multiprocessors (client)
+};
+
+// -A: the application's kernels' rate alone and while the messages flow (kernels per second).
+struct AppRates {
+    int pct = 0;
+    double alone = 0, loaded = 0;
+    double slowdown() const { return loaded > 0 ? alone / loaded : 0; }
 };
 
 void usage() {
@@ -184,6 +194,10 @@ void usage() {
         "                    client without limit. A peer that dies is noticed at once.\n"
         "     -G <gpu>       CUDA device of this process's buffers (default: the current one);\n"
         "                    per process, not sent to the server\n"
+        "     -A <percent>   client: an application's kernels occupy this share of its GPU's\n"
+        "                    multiprocessors while the messages flow (tools/app_load.hpp);\n"
+        "                    their rate is measured alone for 0.5 s first, and the slowdown\n"
+        "                    (rate alone / rate with the messages) is reported\n"
         "     -f <format>    table (default), csv, json\n"
         "     -L             list the layouts and exit\n"
         "     -C             print the ucxdt worker configuration in force (the UCXDT_*\n"
@@ -1105,7 +1119,7 @@ std::string verified_text(const Params &p, const Result &r, long peer_checks) {
 }
 
 void print(const Options &o, const Side &snd, const Side &rcv, const Result &r, bool ok,
-           const std::string &verified) {
+           const std::string &verified, const AppRates &app) {
     const Params &p = o.p;
     const Summary s = summarize(p, r, snd.packed);
     const bool local = p.test == "pack" || p.test == "unpack";
@@ -1113,17 +1127,18 @@ void print(const Options &o, const Side &snd, const Side &rcv, const Result &r, 
     if (o.format == "csv") {
         std::printf("test,path,send_layout,recv_layout,send_mem,recv_mem,packed_bytes,iterations,"
                     "lat_us_p50,lat_us_avg,lat_us_overall,bw_MBps_avg,bw_MBps_overall,"
-                    "msg_rate_avg,memcpy_us,verified,lat_us_max,max_iteration,window\n");
+                    "msg_rate_avg,memcpy_us,verified,lat_us_max,max_iteration,window,app_sms_pct,"
+                    "app_kernels_per_s_alone,app_kernels_per_s,app_slowdown\n");
         // The slowest iteration and its index: one slow iteration moves the averages.
         const auto slowest = std::max_element(r.lat_us.begin(), r.lat_us.end());
         const double max_us = slowest == r.lat_us.end() ? 0 : *slowest;
         const long max_it = slowest == r.lat_us.end() ? -1 : static_cast<long>(slowest - r.lat_us.begin());
-        std::printf("%s,%s,\"%s\",\"%s\",%s,%s,%lld,%ld,%.3f,%.3f,%.3f,%.2f,%.2f,%.0f,%.3f,%s,%.3f,%ld,%ld\n",
+        std::printf("%s,%s,\"%s\",\"%s\",%s,%s,%lld,%ld,%.3f,%.3f,%.3f,%.2f,%.2f,%.0f,%.3f,%s,%.3f,%ld,%ld,%d,%.1f,%.1f,%.3f\n",
                     p.test.c_str(), local ? "-" : p.path.c_str(), snd.lay.name.c_str(),
                     rcv.lay.name.c_str(), snd.buf.kind.c_str(), rmem.c_str(),
                     static_cast<long long>(snd.packed), p.iters, s.pct_us, s.avg_us, s.overall_us,
                     s.bw_avg, s.bw_overall, s.mr_avg, r.baseline_us, ok ? "yes" : "no", max_us, max_it,
-                    p.window);
+                    p.window, app.pct, app.alone, app.loaded, app.slowdown());
         return;
     }
     if (o.format == "json") {
@@ -1165,6 +1180,10 @@ void print(const Options &o, const Side &snd, const Side &rcv, const Result &r, 
         std::printf("memcpy of the %lld packed bytes (%s): %.3f usec, %.2f MB/s\n",
                     static_cast<long long>(snd.packed), snd.buf.kind.c_str(), r.baseline_us,
                     static_cast<double>(snd.packed) / (1 << 20) / (r.baseline_us * 1e-6));
+    if (app.pct > 0)
+        std::printf("application kernels on %d%% of the multiprocessors: %.1f/s alone, %.1f/s with "
+                    "the messages (slowdown %.3f)\n",
+                    app.pct, app.alone, app.loaded, app.slowdown());
     std::printf("%s %s\n", ok ? "verified:" : "VERIFICATION FAILED:", verified.c_str());
 }
 
@@ -1174,7 +1193,7 @@ int main(int argc, char **argv) {
     Options o;
     std::string dspec, mspec;
     int64_t size = -1;
-    for (int c; (c = getopt(argc, argv, "t:x:D:s:m:n:w:O:cR:p:T:e:G:f:LCh")) != -1;) {
+    for (int c; (c = getopt(argc, argv, "t:x:D:s:m:n:w:O:cR:p:T:e:G:A:f:LCh")) != -1;) {
         switch (c) {
         case 't': o.p.test = optarg; break;
         case 'x': o.p.path = optarg; break;
@@ -1190,6 +1209,7 @@ int main(int argc, char **argv) {
         case 'T': o.p.timeout_s = std::atof(optarg); break;
         case 'e': o.p.err_mode = optarg; break;
         case 'G': o.gpu = std::atoi(optarg); break;
+        case 'A': o.app_pct = std::atoi(optarg); break;
         case 'f': o.format = optarg; break;
         case 'L': std::fputs(L::list_layouts().c_str(), stdout); return 0;
         case 'C': print_config(); return 0;
@@ -1218,6 +1238,8 @@ int main(int argc, char **argv) {
     // Before UCP and any buffer: UCX's CUDA transports bind to the current device.
     if (o.gpu >= 0 && cudaSetDevice(o.gpu) != cudaSuccess)
         die("-G %d: no such CUDA device", o.gpu);
+    if (o.app_pct < 0 || o.app_pct > 100) die("-A %d: expected a percentage of 1 to 100", o.app_pct);
+    if (o.app_pct > 0 && !have_gpu()) die("-A: no CUDA device for the application's kernels");
 
     const bool local = o.p.test == "pack" || o.p.test == "unpack";
     int fd = -1;
@@ -1261,8 +1283,23 @@ int main(int argc, char **argv) {
     Result r;
     long peer_checks = 0;
     std::string peer_failure;
+    AppRates app;
+    std::unique_ptr<AppLoad> load;
+    const auto load_start = [&] {  // the client's application kernels, measured alone first
+        if (!client || o.app_pct == 0) return;
+        load = std::make_unique<AppLoad>(o.app_pct);
+        if (!load->error().empty()) die("-A: %s", load->error().c_str());
+        app.pct = o.app_pct;
+        app.alone = load->alone(0.5);
+        load->start();
+    };
+    const auto load_stop = [&] {
+        if (load) app.loaded = load->stop();
+    };
     if (local) {
+        load_start();
         run_local(p, snd, rcv, r);
+        load_stop();
     } else {
         if (client) {
             fd = client_connect(o.server, o.port);
@@ -1276,9 +1313,11 @@ int main(int argc, char **argv) {
         // Both endpoints exist before any data.
         send_blob(fd, "ready", "while connecting"), recv_blob(fd, "while connecting");
         if (p.test == "tag_lat" && client) echo.init(p.send_spec, p.send_mem);
+        load_start();
         if (p.test == "tag_bw") run_bw(u, fd, p, snd, rcv, client, r);
         else if (rma) run_rma(u, fd, p, snd, rcv, client, r);
         else run_lat(u, fd, p, snd, rcv, client ? &echo : nullptr, client, r);
+        load_stop();
         // The server reports its checks; then both tear down.
         if (client) {
             const std::string rep = recv_blob(fd, "while waiting for its verification report");
@@ -1301,7 +1340,7 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "ucxdt_perftest: VERIFICATION FAILED (server side) at %s\n",
                      peer_failure.c_str());
     const bool ok = r.failure.empty() && peer_failure.empty();
-    if (client) print(o, snd, rcv, r, ok, verified_text(p, r, peer_checks));
+    if (client) print(o, snd, rcv, r, ok, verified_text(p, r, peer_checks), app);
     else
         std::fprintf(stderr, "server: %s, %ld checks\n", ok ? "verified" : "verification failed",
                      r.checks);

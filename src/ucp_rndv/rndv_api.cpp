@@ -4,6 +4,7 @@
 #include "base/env.hpp"
 #include "ucp_rndv/rndv_worker.hpp"
 #include "ucp_pack/transfer.hpp"
+#include "uct_cuda/gpu_share.hpp"
 #include "uct_cuda/memory_type.hpp"
 
 #include <chrono>
@@ -222,6 +223,7 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
                  static_cast<long long>(c.eager), static_cast<long long>(c.frag), c.depth, c.slots,
                  c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), c.ipc_strided ? "y" : "n",
                  c.ipc_same_layout ? "y" : "n", c.host_am ? "am" : "get", c.host_shm ? "y" : "n");
+    std::fputs(ucxdt::cuda::sharing_settings().c_str(), stream);
 }
 
 ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params, ucxdt_ep_h *ep) {

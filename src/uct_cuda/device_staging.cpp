@@ -1,6 +1,7 @@
 #include "uct_cuda/device_staging.hpp"
 
 #include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/gpu_share.hpp"
 
 namespace ucxdt::cuda {
 
@@ -11,7 +12,7 @@ ucxdt_status_t DeviceStaging::create(int device, int slots, int64_t slot_bytes, 
     d->slot_bytes_ = slot_bytes;
     DeviceGuard g(device);
     ucxdt_status_t st = g.status();
-    if (!st) st = check(cudaStreamCreateWithFlags(&d->stream_, cudaStreamDefault), "cudaStreamCreate (rendezvous)");
+    if (!st) st = create_stream(&d->stream_, "rendezvous");
     if (st) {
         delete d;
         return st;

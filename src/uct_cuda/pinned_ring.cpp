@@ -1,6 +1,7 @@
 #include "uct_cuda/pinned_ring.hpp"
 
 #include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/gpu_share.hpp"
 #include "uct_cuda/topology.hpp"
 #include "base/env.hpp"
 #include "base/error.hpp"
@@ -41,8 +42,7 @@ ucxdt_status_t make(int device, PinnedRing **out) {
     DeviceGuard guard(device);
     ucxdt_status_t st = guard.status();
     // Blocking, like the internal stream (resources.cpp): ordered after the legacy default stream.
-    if (!st) st = check(cudaStreamCreateWithFlags(&r->stream, cudaStreamDefault),
-                        "cudaStreamCreateWithFlags (ring)");
+    if (!st) st = create_stream(&r->stream, "ring");
     // Placed on the GPU's NUMA nodes before it is pinned (pinned pages cannot move), then
     // page-locked and mapped for the GPU.
     const size_t bytes = static_cast<size_t>((r->slot_bytes * r->depth + 4095) / 4096 * 4096);

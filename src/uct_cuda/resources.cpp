@@ -3,6 +3,7 @@
 #include "uct_cuda/resources.hpp"
 
 #include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/gpu_share.hpp"
 #include "base/env.hpp"
 
 #include <cstdlib>
@@ -45,9 +46,7 @@ ucxdt_status_t internal_stream(int device, cudaStream_t *stream) {
         // Blocking, not cudaStreamNonBlocking: synchronous calls start after the legacy default
         // stream's work, as cudaMemcpy does (a pageable cudaMemcpy may return before its DMA
         // lands; a non-blocking stream raced it, seen as stale bytes in ucxdt_perftest).
-        if (ucxdt_status_t st = check(cudaStreamCreateWithFlags(&r.stream, cudaStreamDefault),
-                                      "cudaStreamCreateWithFlags"))
-            return st;
+        if (ucxdt_status_t st = create_stream(&r.stream, "internal")) return st;
     }
     *stream = r.stream;
     return UCXDT_OK;

@@ -1,0 +1,88 @@
+// How ucxdt's GPU work shares the GPU with the application's: the bound on the blocks (and so
+// the multiprocessors) of its kernels, UCXDT_GPU_SMS, and its streams' priority,
+// UCXDT_GPU_STREAM_PRIORITY. Both settings are read once per process; CTest runs each test in a
+// process of its own, and each test sets the environment before anything reads it.
+#include "kernels/pack_kernels.hpp"
+#include "support/gpu_check.hpp"
+
+#include <ucp/api/ucp.h>
+#include <ucxdt/ucxdt_ucp.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+using ucxdt::kernels::bounded_grid;
+
+TEST(GpuShareGrid, UnboundedFillsTwoWavesOfEveryMultiprocessor) {
+    EXPECT_EQ(bounded_grid(uint64_t{1} << 40, 256, 132, 0), 132u * 8 * 2);
+    EXPECT_EQ(bounded_grid(1000, 256, 132, 0), 4u) << "no more blocks than the threads need";
+    EXPECT_EQ(bounded_grid(0, 256, 132, 0), 1u) << "at least one";
+    EXPECT_EQ(bounded_grid(uint64_t{1} << 40, 1024, 0, 0), 4u) << "a device of unknown size counts as one";
+}
+
+TEST(GpuShareGrid, ABoundCapsTheBlocks) {
+    EXPECT_EQ(bounded_grid(uint64_t{1} << 40, 256, 132, 8), 8u);
+    EXPECT_EQ(bounded_grid(uint64_t{1} << 40, 256, 132, 1), 1u);
+    EXPECT_EQ(bounded_grid(1000, 256, 132, 8), 4u) << "a bound above the need changes nothing";
+    EXPECT_EQ(bounded_grid(uint64_t{1} << 40, 256, 132, 100000), 132u * 8 * 2) << "nor one above the cap";
+}
+
+// The settings in force, as ucxdt_worker_print_config reports them.
+std::string printed_config() {
+    ucp_params_t p{};
+    p.field_mask = UCP_PARAM_FIELD_FEATURES;
+    p.features = UCP_FEATURE_TAG | UCP_FEATURE_AM;
+    ucp_context_h ctx = nullptr;
+    ucp_worker_h uw = nullptr;
+    if (ucp_init(&p, nullptr, &ctx) != UCS_OK) return "ucp_init failed";
+    ucp_worker_params_t wp{};
+    if (ucp_worker_create(ctx, &wp, &uw) != UCS_OK) return ucp_cleanup(ctx), "ucp_worker_create failed";
+    ucxdt_worker_params_t dp{};
+    dp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT;
+    dp.ucp_worker = uw;
+    dp.ucp_context = ctx;
+    ucxdt_worker_h w = nullptr;
+    std::string out = "ucxdt_worker_create failed";
+    if (ucxdt_worker_create(&dp, &w) == UCXDT_OK) {
+        char *buf = nullptr;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        ucxdt_worker_print_config(w, f);
+        std::fclose(f);
+        out.assign(buf, size);
+        std::free(buf);
+        ucxdt_worker_destroy(w);
+    }
+    ucp_worker_destroy(uw);
+    ucp_cleanup(ctx);
+    return out;
+}
+
+TEST(GpuShareSettings, DefaultsAreHighPriorityAndNoBound) {
+    unsetenv("UCXDT_GPU_SMS");
+    unsetenv("UCXDT_GPU_STREAM_PRIORITY");
+    const std::string c = printed_config();
+    EXPECT_NE(c.find("UCXDT_GPU_STREAM_PRIORITY=high\n"), std::string::npos) << c;
+    EXPECT_NE(c.find("UCXDT_GPU_SMS=" + std::to_string(ucxdt::kernels::kDefaultSmBound) + "\n"), std::string::npos) << c;
+}
+
+TEST(GpuShareSettings, TheEnvironmentIsRead) {
+    setenv("UCXDT_GPU_SMS", "12", 1);
+    setenv("UCXDT_GPU_STREAM_PRIORITY", "low", 1);
+    const std::string c = printed_config();
+    EXPECT_NE(c.find("UCXDT_GPU_STREAM_PRIORITY=low\n"), std::string::npos) << c;
+    EXPECT_NE(c.find("UCXDT_GPU_SMS=12\n"), std::string::npos) << c;
+}
+
+TEST(GpuShareSettings, AnInvalidValueIsTheDefault) {
+    setenv("UCXDT_GPU_SMS", "-3", 1);
+    setenv("UCXDT_GPU_STREAM_PRIORITY", "urgent", 1);
+    const std::string c = printed_config();
+    EXPECT_NE(c.find("UCXDT_GPU_STREAM_PRIORITY=high\n"), std::string::npos) << c;
+    EXPECT_NE(c.find("UCXDT_GPU_SMS=" + std::to_string(ucxdt::kernels::kDefaultSmBound) + "\n"), std::string::npos) << c;
+}
+
+}  // namespace
