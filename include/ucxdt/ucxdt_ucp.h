@@ -8,10 +8,14 @@
  * ucp_tag_send_nbx with the user's tag and matched by ucp_tag_recv_nbx with the user's tag and
  * mask, so order and matching semantics are UCP's (MPI-4.1 3.5 non-overtaking between a pair of
  * endpoints), and an application may mix these calls with its own UCP tag traffic on the same
- * worker as long as the tags do not collide.
+ * worker as long as the tags do not collide. The tagged messages of one endpoint go in the order
+ * of the calls: a send whose first message waits (for its GPU pack, or for staging slots, which
+ * sends take in call order) holds back those of later sends on that endpoint.
  *
  * Protocol: a message whose packed size is at most the eager threshold is packed into the
- * tagged message itself. A larger one sends an RTS carrying the packed size, the type
+ * tagged message itself (a GPU layout by the worker's stream of its GPU into page-locked memory,
+ * the message going when the pack is done; its receive unpacks the same way and completes when
+ * the GPU has). A larger one sends an RTS carrying the packed size, the type
  * signature, whether the sender's layout is contiguous, and its memory type. Once the
  * receiver's RTR names its receive, the sender sends the message in fragments, each a UCP
  * active message whose data UCP moves by eager or by its own rendezvous, whichever suits the

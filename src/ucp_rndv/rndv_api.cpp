@@ -18,11 +18,6 @@
 using namespace ucxdt;
 using namespace ucxdt::rndv;
 
-
-namespace ucxdt::rndv {
-ucxdt_status_t send_tagged(Request *r);
-}
-
 namespace {
 
 ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *data, size_t length,
@@ -270,6 +265,8 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         if (ucxdt_status_t e = prepare(r, const_cast<void *>(buffer), count, type)) return e;
         r->ep = ep;
         r->tag = tag;
+        ep->unsent.push_back(r);  // its tagged message goes after those of earlier sends
+        r->unsent = true;
         TagHeader &h = r->hdr;
         h.magic = kMagic;
         h.sender_uuid = w->uuid;
@@ -281,12 +278,24 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         h.sig_length = sig.length;
         if (r->packed <= w->cfg.eager) {
             h.kind = TagKind::eager;
-            // A GPU layout packs into page-locked memory with zero copy (wire_alloc).
+            // A GPU layout packs into page-locked memory with zero copy (wire_alloc), on the
+            // worker's stream of its GPU; the message goes once that is done (gpu_done), so that
+            // a window of small sends queues its packs back to back instead of waiting for each.
             char *m = w->wire_alloc(r, sizeof h + static_cast<size_t>(r->packed));
             std::memcpy(m, &h, sizeof h);
+            if (r->wire_slot >= 0 && w->wire_pool->page_locked() && r->packed > 0) {
+                if (!w->gpu(r->gpu, &r->dev)) {
+                    const ucxdt_status_t e = w->launch(r, GpuOp{GpuOp::send_tagged}, [&](const cudaStream_t *s) {
+                        return move_bytes(r, s, m + sizeof h, 0, r->packed, true, false);
+                    });
+                    if (e) cudaStreamSynchronize(r->dev->stream());  // nothing may write the slot after
+                    return e;
+                }
+                clear_error();  // no stream for r's GPU: packed synchronously
+            }
             if (ucxdt_status_t e = ucxdt_pack_range(buffer, count, type, 0, m + sizeof h, r->packed))
                 return e;
-            return send_tagged(r);
+            return w->send_tagged(r);
         }
         w->send_start(r);
         return UCXDT_OK;

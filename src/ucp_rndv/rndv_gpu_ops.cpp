@@ -13,7 +13,6 @@
 
 namespace ucxdt::rndv {
 
-ucxdt_status_t send_tagged(Request *r);  // rndv_send.cpp
 
 ucxdt_status_t Worker::gpu(int device, cuda::DeviceStaging **out) {
     auto &g = gpus[device];
@@ -93,7 +92,12 @@ unsigned Worker::poll_gpu() {
         Request *r = op.req;
         --r->ucp_ops;
         if (r->status == UCXDT_INPROGRESS) {
-            if (st) {
+            if (st && op.kind == GpuOp::recv_eager) {  // no rendezvous to end: no ATS
+                cudaStreamSynchronize(op.dev->stream());
+                r->wire_busy = false;
+                wire_free(r);
+                complete(r, st);
+            } else if (st) {
                 if (r->is_send) send_fail(r, st);
                 else recv_finish(r, st);
             } else {
@@ -111,8 +115,14 @@ unsigned Worker::poll_gpu() {
 void Worker::gpu_done(const GpuOp &op) {
     Request *r = op.req;
     switch (op.kind) {
-    case GpuOp::send_rts:  // host staging: the first fragments are packed, the RTS names them
+    case GpuOp::send_tagged:  // the tagged message's data is packed: eager data, or (host
+                              // staging) the first fragments its RTS names
         if (ucxdt_status_t st = send_tagged(r)) send_fail(r, st);
+        break;
+    case GpuOp::recv_eager:  // unpacked out of the wire slot
+        r->wire_busy = false;
+        wire_free(r);
+        complete(r, UCXDT_OK);
         break;
     case GpuOp::send_frag:  // fragment packed into its slot: announce it, or send it
         if (!r->ipc && r->hdr.am_frags && !r->in_place) {

@@ -39,8 +39,6 @@
 
 namespace ucxdt::rndv {
 
-ucxdt_status_t send_tagged(Request *r);  // rndv_send.cpp
-
 static_assert(StridedShape::kMaxDims == kernels::kMaxDims, "a shape must fit the strided kernel");
 
 namespace {

@@ -47,10 +47,26 @@ bool Worker::recv_matched(Request *r, const Event &e) {
             complete(r, fail(UCXDT_ERR_UCX, "eager message of the wrong length"));
             return true;
         }
-        const ucxdt_status_t st = ucxdt_unpack_range(m + sizeof h, 0, h.packed,
-                                                     r->buffer, r->count, r->type);
         r->packed = h.packed;
-        complete(r, st);
+        // A GPU layout unpacks out of the page-locked wire slot on the worker's stream of its
+        // GPU, and completes when that is done (gpu_done), so that a window of small receives
+        // queues its unpacks back to back.
+        if (r->wire_slot >= 0 && wire_pool->page_locked() && h.packed > 0) {
+            if (!gpu(r->gpu, &r->dev)) {
+                r->wire_busy = true;
+                const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_eager}, [&](const cudaStream_t *s) {
+                    return move_bytes(r, s, const_cast<char *>(m) + sizeof h, 0, h.packed, false, false);
+                });
+                if (st) {
+                    cudaStreamSynchronize(r->dev->stream());
+                    r->wire_busy = false;
+                    complete(r, st);
+                }
+                return true;
+            }
+            clear_error();  // no stream for r's GPU: unpacked synchronously
+        }
+        complete(r, ucxdt_unpack_range(m + sizeof h, 0, h.packed, r->buffer, r->count, r->type));
         return true;
     }
     // RTS: keep the slot list and the rkey (or IPC reference); the tagged message goes.

@@ -25,9 +25,11 @@ void tag_sent(void *request, ucs_status_t status, void *user_data) {
 
 }  // namespace
 
-/// Sends r's tagged message (wire_alloc) with the user's tag; completion arrives as a
+namespace {
+
+/// Posts r's tagged message (wire_alloc) with the user's tag; completion arrives as a
 /// tag_send_done event.
-ucxdt_status_t send_tagged(Request *r) {
+ucxdt_status_t post_tagged(Request *r) {
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.send = tag_sent;
@@ -43,6 +45,38 @@ ucxdt_status_t send_tagged(Request *r) {
         r->worker->events.push_back(e);
     }
     return UCXDT_OK;
+}
+
+}  // namespace
+
+ucxdt_status_t Worker::send_tagged(Request *r) {
+    r->tagged_ready = true;
+    if (!r->unsent) return post_tagged(r);
+    return send_unsent(r->ep, r);
+}
+
+ucxdt_status_t Worker::send_unsent(Ep *ep, Request *mine) {
+    ucxdt_status_t out = UCXDT_OK;
+    std::deque<Request *> &q = ep->unsent;
+    while (!q.empty() && q.front()->tagged_ready) {
+        Request *f = q.front();
+        q.pop_front();
+        f->unsent = false;
+        if (ucxdt_status_t st = post_tagged(f)) {
+            if (f == mine) out = st;
+            else send_fail(f, st);
+        }
+    }
+    return out;
+}
+
+void Worker::drop_unsent(Request *r) {
+    if (!r->unsent) return;
+    r->unsent = false;
+    std::deque<Request *> &q = r->ep->unsent;
+    const bool head = !q.empty() && q.front() == r;
+    q.erase(std::remove(q.begin(), q.end(), r), q.end());
+    if (head) unsent_due.push_back(r->ep->id);
 }
 
 namespace {
@@ -76,9 +110,15 @@ void Worker::send_start(Request *r) {
     h.contig = r->contig ? 1 : 0;
     r->nfrags = (r->packed + cfg.frag - 1) / cfg.frag;
     if (!r->contig) {
-        if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))
-            return complete(r, st);
-        if (r->slots.empty()) {
+        // Slots go to sends in call order (ids grow with it): a later send that took them while
+        // an earlier one waits would hold them behind that one's RTS (Ep::unsent), for ever.
+        const bool behind = std::any_of(waiting.begin(), waiting.end(), [r](const Request *q) {
+            return q->is_send && !q->ipc && q->id < r->id;
+        });
+        if (!behind)
+            if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))
+                return complete(r, st);
+        if (behind || r->slots.empty()) {
             waiting.push_back(r);  // every slot is in use: try again after progress
             return;
         }
@@ -131,7 +171,7 @@ void Worker::send_start(Request *r) {
     // The RTS goes once the fragments it names are packed (gpu_done): on the GPU's stream, the
     // CPU goes on progressing other requests meanwhile.
     stage_on_gpu(r);
-    const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_rts}, [&](const cudaStream_t *s) {
+    const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_tagged}, [&](const cudaStream_t *s) {
         for (size_t i = 0; i < initial.size(); ++i)
             if (ucxdt_status_t ps = pack_frag(r, s, static_cast<int64_t>(i), r->slot_mem(initial[i]), false))
                 return ps;

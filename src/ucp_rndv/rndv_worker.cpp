@@ -102,6 +102,7 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     if (r->type) ucxdt_type_free(&r->type);
     // The tagged message stays while UCP may still use it (wire_free).
     waiting.erase(std::remove(waiting.begin(), waiting.end(), r), waiting.end());
+    drop_unsent(r);
     r->callback_due = true;
     completed.push_back(r);
 }
@@ -288,7 +289,9 @@ unsigned Worker::progress() {
             else if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_recv_nbx", e.status));
             else if (!recv_matched(e.req, e))
                 waiting.push_back(e.req);
-            wire_free(e.req);  // UCP is done with it, and what the RTS carried is copied out
+            // UCP is done with it, and what the RTS carried is copied out; eager data the GPU
+            // unpacks is freed when that is done.
+            if (!e.req->wire_busy) wire_free(e.req);
             break;
         case Event::get_done:
             recv_on_get(e.req, e);
@@ -339,6 +342,11 @@ unsigned Worker::progress() {
         else if (!recv_advance(r)) waiting.push_back(r);
         ++n;
     }
+    // Endpoints whose first unsent message ended before it went: the ones behind it may go.
+    std::vector<uint64_t> due;
+    due.swap(unsent_due);
+    for (uint64_t id : due)
+        if (const auto it = eps.find(id); it != eps.end()) send_unsent(it->second), ++n;
     std::vector<Request *> done;
     done.swap(completed);
     for (Request *r : done) {

@@ -100,10 +100,13 @@ struct Request {
     std::vector<char> wire;
     int wire_slot = -1;
     size_t wire_len = 0;
+    bool wire_busy = false;  // eager receive: the GPU still unpacks out of the wire slot
 
     // Send.
     Ep *ep = nullptr;
     ucp_tag_t tag = 0;
+    // In ep->unsent until its tagged message goes (Worker::send_tagged); ready once it may.
+    bool unsent = false, tagged_ready = false;
     std::chrono::steady_clock::time_point tagged_at;  // when the RTS (or eager message) was posted
     ucp_mem_h memh = nullptr;              // contiguous rendezvous: the user's buffer
     int64_t next_pack = 0;                 // next fragment to pack
@@ -173,7 +176,7 @@ struct Request {
 /// GPU work of a rendezvous (the IPC path, or host staging of a GPU layout), polled in
 /// ucxdt_worker_progress (an event of the request's stream; none when the work ran synchronously).
 struct GpuOp {
-    enum Kind { recv_all, recv_frag, recv_in_place, send_rts, send_frag, send_all } kind;
+    enum Kind { recv_all, recv_frag, recv_in_place, recv_eager, send_tagged, send_frag, send_all } kind;
     Request *req = nullptr;
     cuda::DeviceStaging *dev = nullptr;  // whose stream and event
     cudaEvent_t event = nullptr;
@@ -230,6 +233,10 @@ struct Ep {
     uint64_t peer_uuid = 0;
     PeerInfo peer;
     double rtt_s = 0;  // least time from an RTS to its RTR on the CUDA IPC path (0: none seen)
+    // Sends in call order whose tagged message (eager data or RTS) has not gone: each goes only
+    // after those before it (MPI-4.1 3.5, non-overtaking), whatever its data waits for (GPU
+    // packing, staging slots).
+    std::deque<Request *> unsent;
 };
 
 struct Worker {
@@ -247,6 +254,7 @@ struct Worker {
     std::unordered_set<uint64_t> failed_peers;            // workers whose endpoint failed
     std::deque<Event> events;
     std::deque<Request *> waiting;                        // for staging or for a HELLO
+    std::vector<uint64_t> unsent_due;                     // endpoints (ids) whose unsent head ended
     std::vector<Request *> completed;                     // callbacks to call
     // Host staging per role, made on first use: sends and receives apart, so that a receive
     // never waits for slots held by sends that themselves wait for receives.
@@ -350,6 +358,18 @@ struct Worker {
     /// sends FIN with the error to a receiver that knows it, then completes.
     void send_fail(Request *r, ucxdt_status_t st);
     ucxdt_status_t send_fin(Request *r, ucxdt_status_t st);  // FIN: our part ended with st
+
+    // The order of tagged messages on an endpoint (rndv_send.cpp).
+    /// r's tagged message is ready (its data packed, its slots named): it goes now if every
+    /// send before it on its endpoint has sent its own, else when they have. The status is that
+    /// of r's ucp_tag_send_nbx when it went now, else UCXDT_OK.
+    ucxdt_status_t send_tagged(Request *r);
+    /// Sends the ready messages at the head of ep->unsent; a failure of one other than `mine`
+    /// fails that send, `mine`'s is returned.
+    ucxdt_status_t send_unsent(Ep *ep, Request *mine = nullptr);
+    /// Takes r out of its endpoint's order when it ends before its message went; the messages
+    /// behind it go at the next progress.
+    void drop_unsent(Request *r);
 
     // Protocol steps (rndv_send.cpp, rndv_recv.cpp).
     void send_start(Request *r);             // rendezvous: slots, first fragments, RTS

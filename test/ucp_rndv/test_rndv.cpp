@@ -795,6 +795,36 @@ TEST(RndvWorker, SendRejectsBadArguments) {
 
 // 1,000 sends each way, all posted before any completes, through 8 staging slots per side: the
 // requests queue for slots and all complete, with their data.
+// MPI-4.1 3.5: messages between a pair of processes with the same tag match their receives in
+// the order they were sent, whichever path each takes. The second rendezvous send waits for
+// staging slots (the first holds both), and the eager one after it must not overtake it; nor
+// the second, a third whose data is ready sooner.
+TEST(RndvOrder, SameTagMessagesMatchInSendOrder) {
+    Pair p{Config{1024, 4096, 2, 2}};
+    ASSERT_EQ(p.error, "");
+    const auto big = L::vector(1024, 1, 2, dbl), small = L::contiguous(64, dbl), flat = L::contiguous(1024, dbl);
+    const L::TypeDescPtr sends[] = {big, big, small, big, small};
+    Type hb(*big), hs(*small), hd(*dbl);
+    std::vector<Buffer> src, dst;
+    std::vector<std::vector<std::byte>> sent;
+    for (int i = 0; i < 5; ++i) {
+        src.emplace_back(*sends[i], 1, 300 + i);
+        dst.emplace_back(*flat, 1, 700 + i);
+        const int64_t bytes = sends[i] == big ? 8192 : 512;
+        sent.push_back(packed(*sends[i], src.back().ptr(), 1, bytes));
+    }
+    std::vector<ucxdt_status_ptr_t> reqs;
+    for (int i = 0; i < 5; ++i) reqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst[i].ptr(), 1024, hd.h, 42, ~0ull, nullptr));
+    for (int i = 0; i < 5; ++i)
+        reqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src[i].ptr(), 1, sends[i] == big ? hb.h : hs.h, 42, nullptr));
+    for (size_t k = 0; k < reqs.size(); ++k) ASSERT_EQ(status_name(p.wait(reqs[k])), status_name(UCXDT_OK)) << "request " << k;
+    for (int i = 0; i < 5; ++i) {
+        const Buffer fresh(*flat, 1, 700 + i);
+        EXPECT_EQ(check_received(*flat, 1, dst[i], fresh.bytes, sent[i], static_cast<int64_t>(sent[i].size())), "")
+            << "receive " << i << " did not get message " << i;
+    }
+}
+
 TEST(RndvMany, ThousandOutstandingEachWay) {
     Pair p{Config{1024, 4096, 2, 8}};
     ASSERT_EQ(p.error, "");
