@@ -13,7 +13,6 @@
 
 namespace ucxdt::rndv {
 
-
 ucxdt_status_t Worker::gpu(int device, cuda::DeviceStaging **out) {
     auto &g = gpus[device];
     if (!g) {
@@ -93,10 +92,7 @@ unsigned Worker::poll_gpu() {
         --r->ucp_ops;
         if (r->status == UCXDT_INPROGRESS) {
             if (st && op.kind == GpuOp::recv_eager) {  // no rendezvous to end: no ATS
-                cudaStreamSynchronize(op.dev->stream());
-                r->wire_busy = false;
-                wire_free(r);
-                complete(r, st);
+                recv_eager_done(r, st);
             } else if (st) {
                 if (r->is_send) send_fail(r, st);
                 else recv_finish(r, st);
@@ -120,9 +116,7 @@ void Worker::gpu_done(const GpuOp &op) {
         if (ucxdt_status_t st = send_tagged(r)) send_fail(r, st);
         break;
     case GpuOp::recv_eager:  // unpacked out of the wire slot
-        r->wire_busy = false;
-        wire_free(r);
-        complete(r, UCXDT_OK);
+        recv_eager_done(r, UCXDT_OK);
         break;
     case GpuOp::send_frag:  // fragment packed into its slot: announce it, or send it
         if (!r->ipc && r->hdr.am_frags && !r->in_place) {

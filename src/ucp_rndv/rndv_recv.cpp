@@ -57,11 +57,7 @@ bool Worker::recv_matched(Request *r, const Event &e) {
                 const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_eager}, [&](const cudaStream_t *s) {
                     return move_bytes(r, s, const_cast<char *>(m) + sizeof h, 0, h.packed, false, false);
                 });
-                if (st) {
-                    cudaStreamSynchronize(r->dev->stream());
-                    r->wire_busy = false;
-                    complete(r, st);
-                }
+                if (st) recv_eager_done(r, st);
                 return true;
             }
             clear_error();  // no stream for r's GPU: unpacked synchronously
@@ -94,6 +90,13 @@ bool Worker::recv_matched(Request *r, const Event &e) {
 
 // Ends a matched rendezvous: ATS to the sender (its request completes with the same status),
 // then the receive itself.
+void Worker::recv_eager_done(Request *r, ucxdt_status_t st) {
+    if (st && r->dev) cudaStreamSynchronize(r->dev->stream());  // nothing may read the slot after
+    r->wire_busy = false;
+    wire_free(r);
+    complete(r, st);
+}
+
 void Worker::recv_finish(Request *r, ucxdt_status_t st) {
     // Failing, our own GPU work on the request must end before its slots and buffer are free.
     if (st && r->dev) cudaStreamSynchronize(r->dev->stream());

@@ -383,6 +383,8 @@ struct Worker {
     void refill(Request *r, int slot);      // the slot is free again: the next fragment, or give it back
     void send_on_am(const AmHeader &h);      // ACK and ATS for a send
     bool recv_matched(Request *r, const Event &e);
+    /// Ends an eager receive whose GPU unpack out of the wire slot ended (or failed to start).
+    void recv_eager_done(Request *r, ucxdt_status_t st);
     bool recv_advance(Request *r);           // GETs; false: still waiting for a resource
     void recv_on_get(Request *r, const Event &e);
     /// A fragment of r's host staging has landed (and been unpacked) or failed: finish the
