@@ -3,6 +3,7 @@
 // that status, callbacks, freeing and peer failure behave as for sends.
 #pragma once
 
+#include "base/bytes.hpp"
 #include "ucp_rndv/rndv_worker.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
@@ -147,7 +148,7 @@ struct Op : rndv::RequestExt {
     ucxdt_status_t error = UCXDT_OK;   // the first failure of its UCP operations
     // Staging of the packed stream: pageable, or page-locked for a GPU origin (UCP path) or a
     // host origin (CUDA IPC path); device staging between two non-contiguous GPU layouts.
-    std::vector<char> host;
+    Bytes host;  // base/bytes.hpp: written in full by the pack
     char *pinned = nullptr;
     char *device = nullptr;
     char *landing = nullptr;           // get: where the packed bytes land (staging or the origin)
@@ -227,7 +228,7 @@ private:
     std::shared_ptr<const std::vector<char>> encoding_of(const Plan &p);
     std::unordered_map<std::string, PlanPtr> decoded_;
     std::unordered_map<uint64_t, std::shared_ptr<const std::vector<char>>> encoded_;
-    void reply(ucp_ep_h ep, const AmOp &h, std::vector<char> data);
+    void reply(ucp_ep_h ep, const AmOp &h, Bytes data);
     void on_reply(const Incoming &in, bool landed = false);  // landed: already in op->landing
     void drop_received();  // at destruction: rendezvous data received but not served
     unsigned serve_incoming();

@@ -35,7 +35,7 @@ void on_sent(void *request, ucs_status_t status, void *user_data) {
 // A reply the target sends: its header and data live until UCP completes the send.
 struct Reply {
     AmOp h;
-    std::vector<char> data;
+    Bytes data;
 };
 void reply_sent(void *request, ucs_status_t, void *user_data) {
     delete static_cast<Reply *>(user_data);
@@ -48,7 +48,7 @@ void reply_sent(void *request, ucs_status_t, void *user_data) {
 struct Receiving {
     Rma *rma;
     Rma::Incoming in;
-    std::vector<char> data;
+    Bytes data;  // written in full by UCP
     ucs_status_t status = UCS_OK;
 };
 
@@ -123,7 +123,7 @@ void Rma::on_reply(const Incoming &in, bool landed) {
 
 // ---- The target ----------------------------------------------------------------------------
 
-void Rma::reply(ucp_ep_h ep, const AmOp &h, std::vector<char> data) {
+void Rma::reply(ucp_ep_h ep, const AmOp &h, Bytes data) {
     auto *rp = new Reply{h, std::move(data)};
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -166,7 +166,7 @@ void Rma::serve_received(const Incoming &in, const char *data, size_t size) {
     out.kind = in.h.kind == AmOp::PUT ? AmOp::PUT_ACK : AmOp::GET_REPLY;
     out.origin_req = in.h.origin_req;
     out.packed = in.h.packed;
-    std::vector<char> reply_data;
+    Bytes reply_data;  // a get's: written in full by the pack
     const ucxdt_status_t st = [&]() -> ucxdt_status_t {
         const size_t want = in.h.plan_bytes + (in.h.kind == AmOp::PUT ? static_cast<size_t>(in.h.packed) : 0);
         if (in.h.packed <= 0 || in.h.plan_bytes > size || size != want)

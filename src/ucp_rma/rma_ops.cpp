@@ -142,7 +142,7 @@ ucxdt_status_t Rma::stage(Request *r, char **out) {
         packed = op->host.data();
     }
     if (op->put && !r->contig)
-        if (ucxdt_status_t st = ucxdt_pack_range(r->buffer, r->count, r->type, 0, packed, r->packed)) return st;
+        if (ucxdt_status_t st = transfer(*r->plan, r->buffer, packed, 0, r->packed, true, nullptr)) return st;
     op->landing = packed;
     *out = packed;
     return UCXDT_OK;
@@ -257,7 +257,7 @@ void Rma::finish(Request *r) {
     ucxdt_status_t st = op->error;
     // A get unpacks what landed in staging; a contiguous host origin was the landing itself.
     if (!st && !op->put && !op->flush && op->landing && !r->contig)
-        st = ucxdt_unpack_range(op->landing, 0, r->packed, r->buffer, r->count, r->type);
+        st = transfer(*r->plan, r->buffer, op->landing, 0, r->packed, false, nullptr);
     if (!st && op->unpack_on_host) cpu::unpack(*r->plan, r->buffer, 0, r->packed, op->pinned);
     if (!st) measure(*op);
     w_->complete(r, st);

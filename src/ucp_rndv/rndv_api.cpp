@@ -272,8 +272,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         h.sender_uuid = w->uuid;
         h.sreq_id = r->id;
         h.packed = r->packed;
-        ucxdt_signature_t sig{};
-        if (ucxdt_status_t e = ucxdt_type_signature(type, count, &sig)) return e;
+        const Signature sig = Signature::repeat(r->type_sig, count);
         h.sig_hash = sig.hash;
         h.sig_length = sig.length;
         if (r->packed <= w->cfg.eager) {
@@ -293,8 +292,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
                 }
                 clear_error();  // no stream for r's GPU: packed synchronously
             }
-            if (ucxdt_status_t e = ucxdt_pack_range(buffer, count, type, 0, m + sizeof h, r->packed))
-                return e;
+            if (ucxdt_status_t e = move_bytes(r, nullptr, m + sizeof h, 0, r->packed, true, false)) return e;
             return w->send_tagged(r);
         }
         w->send_start(r);

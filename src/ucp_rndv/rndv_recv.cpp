@@ -16,12 +16,9 @@ namespace {
 // hdr.packed bytes: only whole elements can be compared through the signature hash.
 ucxdt_status_t check_signature(const Request *r, const TagHeader &h) {
     if (h.packed > r->packed) return UCXDT_ERR_TRUNCATED;
-    int64_t size = 0;
-    ucxdt_type_size(r->type, &size);
+    const int64_t size = r->type_size;
     if (size == 0 ? h.packed != 0 : h.packed % size != 0) return UCXDT_ERR_TYPE_MISMATCH;
-    ucxdt_signature_t s{};
-    if (ucxdt_type_signature(r->type, size == 0 ? 0 : h.packed / size, &s) != UCXDT_OK)
-        return UCXDT_ERR_TYPE_MISMATCH;
+    const Signature s = Signature::repeat(r->type_sig, size == 0 ? 0 : h.packed / size);
     return s.hash == h.sig_hash && s.length == h.sig_length ? UCXDT_OK : UCXDT_ERR_TYPE_MISMATCH;
 }
 
@@ -62,7 +59,7 @@ bool Worker::recv_matched(Request *r, const Event &e) {
             }
             clear_error();  // no stream for r's GPU: unpacked synchronously
         }
-        complete(r, ucxdt_unpack_range(m + sizeof h, 0, h.packed, r->buffer, r->count, r->type));
+        complete(r, move_bytes(r, nullptr, const_cast<char *>(m) + sizeof h, 0, h.packed, false, false));
         return true;
     }
     // RTS: keep the slot list and the rkey (or IPC reference); the tagged message goes.

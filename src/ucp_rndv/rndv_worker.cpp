@@ -99,7 +99,6 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     r->free_slots.clear();
     for (const Request::Arrived &f : r->arrived) drop_frag(f.data);
     r->arrived.clear();
-    if (r->type) ucxdt_type_free(&r->type);
     // The tagged message stays while UCP may still use it (wire_free).
     waiting.erase(std::remove(waiting.begin(), waiting.end(), r), waiting.end());
     drop_unsent(r);
@@ -139,7 +138,8 @@ ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t typ
     if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
     if (ucxdt_status_t st = require_committed(*t, "type")) return st;
     if (ucxdt_status_t st = get_plan(*t, count, &r->plan)) return st;
-    if (ucxdt_status_t st = ucxdt_type_dup(type, &r->type)) return st;
+    r->type_size = t->size;
+    r->type_sig = t->signature;
     r->buffer = static_cast<char *>(buffer);
     r->count = count;
     r->packed = r->plan->packed_size;

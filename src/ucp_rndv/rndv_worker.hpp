@@ -4,7 +4,9 @@
 #pragma once
 
 #include "ucp_rndv/peer_staging.hpp"
+#include "base/bytes.hpp"
 #include "ucp_dt/plan.hpp"
+#include "ucp_dt/signature.hpp"
 #include "ucp_rndv/rndv_wire.hpp"
 #include "ucp_rndv/staging_pool.hpp"
 #include "uct_cuda/device_staging.hpp"
@@ -79,7 +81,12 @@ struct Request {
     // The user's data.
     char *buffer = nullptr;
     int64_t count = 0;
-    ucxdt_type_t type = UCXDT_TYPE_NULL;  // a dup, released at completion
+    // Of one element of the type: what a receive checks a message's signature against. The
+    // plan and these outlive the user's handle, which MPI lets the user free meanwhile (MPI-4.1
+    // 5.1.9); a duplicate handle per request cost a type, its normalization and two writes to
+    // the handle table.
+    int64_t type_size = 0;
+    Signature type_sig;
     PlanPtr plan;
     bool contig = false;  // the buffer is the packed stream, and UCP may GET to or from it
     bool dense = false;   // the buffer is the packed stream (host or GPU)
@@ -97,7 +104,7 @@ struct Request {
     // layout, slot `wire_slot` of the worker's page-locked wire pool, which the GPU packs into
     // and unpacks out of with zero copy (pageable memory costs a staged copy each way). Kept
     // until UCP's operation on it ends.
-    std::vector<char> wire;
+    Bytes wire;  // base/bytes.hpp: written in full before it is sent
     int wire_slot = -1;
     size_t wire_len = 0;
     bool wire_busy = false;  // eager receive: the GPU still unpacks out of the wire slot

@@ -825,6 +825,32 @@ TEST(RndvOrder, SameTagMessagesMatchInSendOrder) {
     }
 }
 
+// MPI-4.1 5.1.9: freeing a datatype does not affect communication that uses it and is pending.
+// The handles are freed right after the calls that post an eager and a rendezvous message each
+// way; the transfers must still complete with the data exact.
+TEST(RndvOrder, TypesFreedWhileTheirTransfersAreInFlight) {
+    Pair p{Config{1024, 4096, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    const auto small = L::vector(32, 1, 3, dbl), big = L::vector(2048, 1, 3, dbl);  // 256 B, 16 KiB
+    const L::TypeDescPtr types[] = {small, big};
+    const int64_t bytes[] = {256, 16384};
+    for (int i = 0; i < 2; ++i) {
+        Buffer src(*types[i], 1, 40 + i), dst(*types[i], 1, 50 + i);
+        const std::vector<std::byte> sent = packed(*types[i], src.ptr(), 1, bytes[i]), before = dst.bytes;
+        Type ts(*types[i]), tr(*types[i]);
+        ucxdt_type_t s = UCXDT_TYPE_NULL, r = UCXDT_TYPE_NULL;
+        ASSERT_EQ(ucxdt_type_dup(ts.h, &s), UCXDT_OK);
+        ASSERT_EQ(ucxdt_type_dup(tr.h, &r), UCXDT_OK);
+        ucxdt_status_ptr_t rq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, r, 7, ~0ull, nullptr);
+        ucxdt_status_ptr_t sq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, s, 7, nullptr);
+        ASSERT_EQ(ucxdt_type_free(&s), UCXDT_OK);
+        ASSERT_EQ(ucxdt_type_free(&r), UCXDT_OK);
+        EXPECT_EQ(status_name(p.wait(sq)), status_name(UCXDT_OK)) << "message " << i;
+        EXPECT_EQ(status_name(p.wait(rq)), status_name(UCXDT_OK)) << "message " << i;
+        EXPECT_EQ(check_received(*types[i], 1, dst, before, sent, bytes[i]), "") << "message " << i;
+    }
+}
+
 TEST(RndvMany, ThousandOutstandingEachWay) {
     Pair p{Config{1024, 4096, 2, 8}};
     ASSERT_EQ(p.error, "");
