@@ -17,18 +17,19 @@
 
 namespace {
 
-// Context of one ucp_datatype_t: its own reference to the committed type.
+// Context of one ucp_datatype_t: its own reference to the committed type, which the user's
+// handle may be freed before.
 struct DtContext {
-    ucxdt_type_t type = UCXDT_TYPE_NULL;
+    std::shared_ptr<const ucxdt::Type> type;
     int64_t size = 0;  // bytes of one element
 };
 
-// Per-request state, made by start_pack/start_unpack and released by finish. The dup'd handle
-// keeps the type alive should the datatype's or the user's handle be freed meanwhile.
+// Per-request state, made by start_pack/start_unpack and released by finish. The plan of
+// (type, count) outlives the datatype should it be destroyed meanwhile; a duplicate handle per
+// request, as before, cost a new type and its normalization every message.
 struct RequestState {
-    ucxdt_type_t type = UCXDT_TYPE_NULL;
+    ucxdt::PlanPtr plan;
     void *buffer = nullptr;
-    int64_t count = 0;
     int64_t total = 0;  // packed size: count x size
     std::unique_ptr<ucxdt::RingStream> ring;  // GPU layouts; none: each fragment on its own
     int64_t received = 0;                     // unpack: bytes taken so far
@@ -49,14 +50,9 @@ void start_ring(RequestState *s, bool pack) {
     using namespace ucxdt;
     if (s->total == 0) return;
     guard([&]() -> ucxdt_status_t {
-        std::shared_ptr<Type> t;
-        PlanPtr plan;
-        if (ucxdt_status_t st = resolve(s->type, "type", &t)) return st;
-        if (ucxdt_status_t st = get_plan(*t, s->count, &plan)) return st;
-        const int device = layout_gpu(*plan, s->buffer);
+        const int device = layout_gpu(*s->plan, s->buffer);
         if (device < 0) return UCXDT_OK;
-        return RingStream::start(std::move(plan), static_cast<char *>(s->buffer), pack, device,
-                                 &s->ring);
+        return RingStream::start(s->plan, static_cast<char *>(s->buffer), pack, device, &s->ring);
     });
 }
 
@@ -68,12 +64,12 @@ RequestState *start(void *context, void *buffer, size_t count, bool pack) {
         return &g_failed_state;
     auto *s = new (std::nothrow) RequestState;
     if (!s) return &g_failed_state;
-    if (ucxdt_type_dup(ctx->type, &s->type) != UCXDT_OK) {
+    if (ucxdt::guard([&] { return ucxdt::get_plan(*ctx->type, static_cast<int64_t>(count), &s->plan); }) !=
+        UCXDT_OK) {
         delete s;
         return &g_failed_state;
     }
     s->buffer = buffer;
-    s->count = static_cast<int64_t>(count);
     s->total = total;
     start_ring(s, pack);
     return s;
@@ -105,8 +101,10 @@ size_t pack(void *state, size_t offset, void *dest, size_t max_length) {
     }
     // The range is inside [0, total] of a committed type, so only a CUDA failure (device
     // buffers) can fail here; UCP's pack has no error return, so 0 bytes are reported.
-    if (ucxdt_pack_range(s->buffer, s->count, s->type, static_cast<int64_t>(offset), dest,
-                         static_cast<int64_t>(length)) != UCXDT_OK)
+    if (ucxdt::guard([&] {
+            return ucxdt::transfer(*s->plan, static_cast<char *>(s->buffer), static_cast<char *>(dest),
+                                   static_cast<int64_t>(offset), static_cast<int64_t>(length), true, nullptr);
+        }) != UCXDT_OK)
         return 0;
     return length;
 }
@@ -114,13 +112,15 @@ size_t pack(void *state, size_t offset, void *dest, size_t max_length) {
 ucs_status_t unpack(void *state, size_t offset, const void *src, size_t length) {
     auto *s = static_cast<RequestState *>(state);
     const size_t total = static_cast<size_t>(s->total);
-    // Checked before ucxdt_unpack_range so that the status is UCP's truncation status.
+    // Checked here so that the status is UCP's truncation status.
     if (offset > total || length > total - offset) return UCS_ERR_MESSAGE_TRUNCATED;
     ucxdt_status_t st =
         s->ring ? s->ring->unpack(static_cast<int64_t>(offset), static_cast<const char *>(src),
                                   static_cast<int64_t>(length))
-                : ucxdt_unpack_range(src, static_cast<int64_t>(offset),
-                                     static_cast<int64_t>(length), s->buffer, s->count, s->type);
+                : ucxdt::guard([&] {
+                      return ucxdt::transfer(*s->plan, static_cast<char *>(s->buffer), const_cast<char *>(static_cast<const char *>(src)),
+                                             static_cast<int64_t>(offset), static_cast<int64_t>(length), false, nullptr);
+                  });
     // With the last fragment in, the GPU's unpacks are waited for here rather than in
     // finish, so that a failure completes the request with an error.
     if (s->ring) {
@@ -142,7 +142,6 @@ void finish(void *state) {
     // Also on error or cancel: the ring's GPU work is waited for (~RingStream) before the
     // ring goes back to the pool.
     s->ring.reset();
-    ucxdt_type_free(&s->type);
     delete s;
 }
 
@@ -166,7 +165,7 @@ ucs_status_t ucxdt_ucp_dt_create(ucxdt_type_t type, ucp_datatype_t *datatype) {
         if (ucxdt_status_t e = require_committed(*t, "type")) return e;
         auto c = std::make_unique<DtContext>();
         c->size = t->size;
-        if (ucxdt_status_t e = ucxdt_type_dup(type, &c->type)) return e;
+        c->type = std::move(t);
         ctx = c.release();
         return UCXDT_OK;
     });
@@ -176,7 +175,6 @@ ucs_status_t ucxdt_ucp_dt_create(ucxdt_type_t type, ucp_datatype_t *datatype) {
     const ucs_status_t us = ucp_dt_create_generic(&g_ops, ctx, &dt);
     if (us != UCS_OK) {
         fail(UCXDT_ERR_UCX, std::string("ucp_dt_create_generic: ") + ucs_status_string(us));
-        ucxdt_type_free(&ctx->type);
         delete ctx;
         return us;
     }
@@ -185,7 +183,6 @@ ucs_status_t ucxdt_ucp_dt_create(ucxdt_type_t type, ucp_datatype_t *datatype) {
         g_registry.emplace(dt, ctx);
     } catch (const std::bad_alloc &) {
         ucp_dt_destroy(dt);
-        ucxdt_type_free(&ctx->type);
         delete ctx;
         fail(UCXDT_ERR_NO_MEMORY, "allocation failed");
         return UCS_ERR_NO_MEMORY;
@@ -204,7 +201,6 @@ void ucxdt_ucp_dt_destroy(ucp_datatype_t datatype) {
         g_registry.erase(it);
     }
     ucp_dt_destroy(datatype);
-    ucxdt_type_free(&ctx->type);
     delete ctx;
 }
 
