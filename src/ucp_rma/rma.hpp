@@ -188,6 +188,8 @@ public:
     /// UCP completion of one of r's operations (from a UCP callback: queued).
     void ucp_done(rndv::Request *r, ucs_status_t st) { done_.push_back({r, st}); }
     unsigned progress() override;
+    /// A peer's operation is being received or served (ucxdt_worker_destroy waits for it).
+    bool busy() const override { return !receiving_.empty() || !received_.empty() || !incoming_.empty(); }
 
     /// A region of this worker that peers may target (ucxdt_mem_map), until forgotten.
     void add_region(const Mem *m) { regions_.push_back(m); }
@@ -261,6 +263,8 @@ private:
     std::deque<Incoming> incoming_;
     std::unordered_set<uint64_t> awaiting_;  // requests whose ACK or reply has not come
     std::deque<Receiving *> received_;       // rendezvous data received, to serve
+    std::unordered_set<Receiving *> receiving_;  // rendezvous data UCP is still receiving
+    void detach_receiving();                 // at destruction: what UCP still receives
     std::deque<GpuWait> gpu_;
     std::deque<UcpDone> done_;
     std::vector<uint64_t> flushes_;  // request ids of flushes not yet complete

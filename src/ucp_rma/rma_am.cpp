@@ -46,10 +46,13 @@ void reply_sent(void *request, ucs_status_t, void *user_data) {
 
 // A message of the path that came by rendezvous, received into `data` before it is served.
 struct Receiving {
-    Rma *rma;
+    Rma *rma;  // null once the worker is gone (Rma::detach_receiving): the callback frees it
     Rma::Incoming in;
     Bytes data;  // written in full by UCP
     ucs_status_t status = UCS_OK;
+    // A get's reply landing in its origin's staging when the worker went: kept until UCP is done.
+    Bytes keep_host;
+    char *keep_pinned = nullptr;
 };
 
 // ---- The origin ----------------------------------------------------------------------------
@@ -160,6 +163,23 @@ void Rma::drop_received() {
     received_.clear();
 }
 
+void Rma::detach_receiving() {
+    // UCP still writes these after ucxdt_worker_destroy's bounded wait: the callback frees each
+    // (it has no Rma to queue to), and a get's reply that lands in its origin's staging takes
+    // that staging along, since the requests are deleted next (a contiguous host origin that
+    // is its own landing is the user's buffer, which nothing here can keep).
+    for (Receiving *rc : receiving_) {
+        rc->rma = nullptr;
+        if (!rc->data.empty() || rc->in.h.kind != AmOp::GET_REPLY) continue;
+        if (auto it = w_->requests.find(rc->in.h.origin_req); it != w_->requests.end() && it->second->ext) {
+            Op *op = op_of(it->second);
+            rc->keep_host = std::move(op->host);
+            rc->keep_pinned = std::exchange(op->pinned, nullptr);
+        }
+    }
+    receiving_.clear();
+}
+
 void Rma::serve_received(const Incoming &in, const char *data, size_t size) {
     const auto t0 = std::chrono::steady_clock::now();
     AmOp out{};
@@ -210,7 +230,7 @@ void Rma::serve(Incoming &in) {
         return;
     }
     // By rendezvous: received here first (a get's reply straight into the origin's landing).
-    auto *rc = new Receiving{this, in, {}};
+    auto *rc = new Receiving{this, in, {}, UCS_OK, {}, nullptr};
     char *dst = nullptr;
     if (in.h.kind == AmOp::GET_REPLY) {
         auto it = w_->requests.find(in.h.origin_req);
@@ -228,12 +248,20 @@ void Rma::serve(Incoming &in) {
     p.user_data = rc;
     p.cb.recv_am = [](void *request, ucs_status_t status, size_t, void *user_data) {
         auto *rc = static_cast<Receiving *>(user_data);
-        rc->status = status;
-        rc->rma->received_.push_back(rc);
         if (request) ucp_request_free(request);
+        if (!rc->rma) {  // the worker is gone
+            if (rc->keep_pinned) cudaFreeHost(rc->keep_pinned);
+            delete rc;
+            return;
+        }
+        rc->status = status;
+        rc->rma->receiving_.erase(rc);
+        rc->rma->received_.push_back(rc);
     };
+    receiving_.insert(rc);
     ucs_status_ptr_t s = ucp_am_recv_data_nbx(w_->ucp_worker, in.data, dst, in.length, &p);
     if (!UCS_PTR_IS_PTR(s) || s == nullptr) {
+        receiving_.erase(rc);
         rc->status = UCS_PTR_STATUS(s);
         received_.push_back(rc);
     }

@@ -87,8 +87,7 @@ Rma::~Rma() {
     for (const Incoming &in : incoming_)
         if (in.persistent || in.rndv) ucp_am_data_release(w_->ucp_worker, in.data);
     drop_received();
-    // Rendezvous receives still in flight end with the worker (the user destroys the UCP worker
-    // after the ucxdt worker); their state is left to that.
+    detach_receiving();
 }
 
 Rma &Rma::of(rndv::Worker *w) {

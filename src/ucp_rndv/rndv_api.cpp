@@ -141,6 +141,7 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
         w->progress();
         bool busy = false;
         for (auto &[id, r] : w->requests) busy |= r->status == UCXDT_INPROGRESS;
+        for (auto &x : w->extensions) busy |= x->busy();
         if (!busy) break;
     }
     // The layers above first: their GPU work ends, and they forget the requests deleted next.

@@ -65,6 +65,9 @@ struct RequestExt {
 struct Extension {
     virtual ~Extension() = default;
     virtual unsigned progress() = 0;
+    /// Whether work that no request of this worker stands for is still running (a peer's
+    /// one-sided operation arriving): ucxdt_worker_destroy waits for it as for its requests.
+    virtual bool busy() const { return false; }
 };
 
 /// One send or receive. Owned by the worker until both completed and freed by the user.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "support/rndv_support.hpp"
+#include "ucp_rma/rma.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
 
@@ -10,6 +11,13 @@
 #include <string>
 
 namespace ucxdt::testing {
+
+/// The one-sided layer of a ucxdt worker (its only extension, made by its first one-sided call
+/// or registration), for its counters and state.
+inline const ucxdt::rma::Rma &rma_of(ucxdt_worker_h w) {
+    const auto &x = reinterpret_cast<const ucxdt::rndv::Worker *>(w)->extensions;
+    return *static_cast<const ucxdt::rma::Rma *>(x.at(0).get());
+}
 
 /// [base, base + length) of worker w[1] registered for the other worker, its rkey unpacked on
 /// ep[0]; `error` says what failed, if anything.

@@ -40,6 +40,22 @@ inline std::string connect_pair(int in, int out, const UcxConfig &cfg, ProcessSi
     return create_rndv_ep(x.w, s.ep, &x.ep);
 }
 
+// Registers [region, region + bytes) on x's worker and sends its packed rkey and the region's
+// address through `out` (Target::start reads them); false when either fails. The caller
+// releases *rkey and unmaps *mem.
+inline bool publish_region(UcxdtSide &x, int out, void *region, size_t bytes, ucxdt_mem_h *mem, void **rkey) {
+    ucxdt_mem_map_params_t mp{};
+    mp.field_mask = UCXDT_MEM_MAP_PARAM_FIELD_ADDRESS | UCXDT_MEM_MAP_PARAM_FIELD_LENGTH;
+    mp.address = region;
+    mp.length = bytes;
+    size_t rkey_len = 0;
+    if (ucxdt_mem_map(x.w, &mp, mem) != UCXDT_OK || ucxdt_rkey_pack(*mem, rkey, &rkey_len) != UCXDT_OK) return false;
+    std::vector<char> blob(static_cast<char *>(*rkey), static_cast<char *>(*rkey) + rkey_len);
+    const uint64_t at = reinterpret_cast<uint64_t>(region);
+    blob.insert(blob.end(), reinterpret_cast<const char *>(&at), reinterpret_cast<const char *>(&at) + sizeof at);
+    return write_blob(out, blob);
+}
+
 // The target: registers `bytes` of memory (host, or device when `device`) filled with 0x5a,
 // sends the rkey and the region's address, then serves until the parent writes a byte (or
 // goes), then reports check(region bytes). Exits kNoGpu at once for a device region without
@@ -56,18 +72,9 @@ template <typename Check>
     void *region = host.data();
     if (device && (cudaMalloc(&region, bytes) != cudaSuccess || cudaMemcpy(region, host.data(), bytes, cudaMemcpyHostToDevice) != cudaSuccess))
         _exit(3);
-    ucxdt_mem_map_params_t mp{};
-    mp.field_mask = UCXDT_MEM_MAP_PARAM_FIELD_ADDRESS | UCXDT_MEM_MAP_PARAM_FIELD_LENGTH;
-    mp.address = region;
-    mp.length = bytes;
     ucxdt_mem_h mem = nullptr;
     void *rkey = nullptr;
-    size_t rkey_len = 0;
-    if (ucxdt_mem_map(x.w, &mp, &mem) != UCXDT_OK || ucxdt_rkey_pack(mem, &rkey, &rkey_len) != UCXDT_OK) _exit(4);
-    std::vector<char> blob(static_cast<char *>(rkey), static_cast<char *>(rkey) + rkey_len);
-    const uint64_t at = reinterpret_cast<uint64_t>(region);
-    blob.insert(blob.end(), reinterpret_cast<const char *>(&at), reinterpret_cast<const char *>(&at) + sizeof at);
-    if (!write_blob(out, blob)) _exit(5);
+    if (!publish_region(x, out, region, bytes, &mem, &rkey)) _exit(4);
     pollfd p{in, POLLIN, 0};
     while (poll(&p, 1, 0) == 0) ucxdt_worker_progress(x.w);
     char go = 0;
@@ -92,13 +99,21 @@ struct Target {
     /// that found no GPU).
     template <typename Check>
     std::string start(bool device, size_t bytes, const UcxConfig &cfg, Check &&check) {
+        return spawn(cfg, [&](int in, int out) { target_main(in, out, device, bytes, cfg, check); });
+    }
+
+    /// start() with a child of the test's own: child(in, out) never returns, and does what
+    /// target_main does up to sending its rkey blob.
+    template <typename Child>
+    std::string spawn(const UcxConfig &cfg, Child &&child) {
         if (pipe(to_child) || pipe(to_parent)) return "pipe";
         std::signal(SIGPIPE, SIG_IGN);  // a write to a child that is gone fails instead of killing us
         pid = fork();
         if (pid < 0) return "fork";
         if (pid == 0) {
             close(to_child[1]), close(to_parent[0]);
-            target_main(to_child[0], to_parent[1], device, bytes, cfg, check);
+            child(to_child[0], to_parent[1]);
+            _exit(9);  // not reached
         }
         // The child's ends, so that its death reads as end of file here.
         close(to_child[0]), close(to_parent[1]);

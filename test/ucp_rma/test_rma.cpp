@@ -287,11 +287,7 @@ TEST_F(Rma, GpuIpcPathAndMixedMemory) {
 
 using ucxdt::rma::AmOp, ucxdt::rma::Path, ucxdt::rma::PathCosts;
 
-// The one-sided layer of a ucxdt worker (its only extension), for its counters.
-const ucxdt::rma::Rma &rma_of(ucxdt_worker_h w) {
-    const auto &x = reinterpret_cast<const ucxdt::rndv::Worker *>(w)->extensions;
-    return *static_cast<const ucxdt::rma::Rma *>(x.at(0).get());
-}
+using T::rma_of;
 
 // UCXDT_RMA_PATH as given (nullptr: unset) for a pair made in its scope, as it was after.
 class ScopedPath {

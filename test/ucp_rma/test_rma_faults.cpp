@@ -2,6 +2,7 @@
 // (support/rma_target.hpp) registers a host region and is killed while puts into it are in
 // flight. Every outstanding put and the flush end with an error within seconds; none hangs.
 #include "support/layout_buffer.hpp"
+#include "support/rma_support.hpp"
 #include "support/rma_target.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
@@ -59,6 +60,59 @@ TEST(RmaFaults, TargetKilledMidPutsEndsEveryRequestWithinSeconds) {
     EXPECT_LT(seconds, 30.0);
     RecordProperty("puts_failed", std::to_string(failed));
     RecordProperty("seconds_to_fail", std::to_string(seconds));
+}
+
+// The target's side of the test below: serves until a put is arriving (its data by UCP's
+// rendezvous), then destroys its ucxdt worker with the put in flight, reports whether it caught
+// it so (1) or too late (0), and keeps its UCP worker progressing until told to go.
+[[noreturn]] void destroying_target(int in, int out, size_t bytes) {
+    alarm(120);
+    T::ProcessSide s;
+    T::UcxdtSide x;
+    if (!T::connect_pair(in, out, {}, s, x).empty()) _exit(2);
+    std::vector<std::byte> region(bytes, std::byte{0x5a});
+    ucxdt_mem_h mem = nullptr;
+    void *rkey = nullptr;
+    if (!T::publish_region(x, out, region.data(), bytes, &mem, &rkey)) _exit(4);
+    const ucxdt::rma::Rma &rma = T::rma_of(x.w);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!rma.busy() && std::chrono::steady_clock::now() < until) ucxdt_worker_progress(x.w);
+    const char caught = rma.busy() && rma.counters.served == 0 ? 1 : 0;
+    ucxdt_ep_destroy(x.ep), x.ep = nullptr;
+    ucxdt_worker_destroy(x.w), x.w = nullptr;  // mem and rkey went with it
+    T::write_all(out, &caught, 1);
+    pollfd p{in, POLLIN, 0};
+    while (poll(&p, 1, 0) == 0) ucp_worker_progress(s.w);  // its ACK goes out
+    _exit(0);
+}
+
+// A target whose worker is destroyed while a peer's put arrives serves the put first (the
+// destruction waits for it, bounded, as for its own requests), so the put completes; nothing
+// of the target's one-sided layer is touched by UCP after it is gone.
+TEST(RmaFaults, TargetWorkerDestroyedWhileAPutArrivesServesItFirst) {
+    setenv("UCXDT_RMA_PATH", "am", 1);  // the target unpacks (read when the layer is made: the put)
+    const auto t = L::vector(1 << 21, 1, 2, L::named(UCXDT_DOUBLE));  // 16 MiB packed, 32 MiB extent
+    Type h(*t);
+    int64_t lb = 0, extent = 0;
+    ucxdt_type_extent(h.h, &lb, &extent);
+    T::Target target;
+    const size_t bytes = static_cast<size_t>(extent);
+    const std::string started = target.spawn({}, [bytes](int in, int out) { destroying_target(in, out, bytes); });
+    ASSERT_EQ(started, "");
+    Buffer src(*t, 1, 6);
+    ucxdt_status_ptr_t put = ucxdt_put_nbx(target.x.ep, src.ptr(), 1, h.h, target.region, target.rkey, 1, h.h, nullptr);
+    unsetenv("UCXDT_RMA_PATH");
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(put)) << status_name(UCXDT_PTR_STATUS(put)) << ": " << ucxdt_last_error();
+    ASSERT_EQ(T::rma_of(target.x.w).counters.am, 1u) << "the put did not take the target-unpack path";
+    EXPECT_EQ(status_name(wait_request(target.x.w, put, std::chrono::seconds(30))), status_name(UCXDT_OK));
+    char caught = -1;
+    pollfd p{target.to_parent[0], POLLIN, 0};
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (poll(&p, 1, 0) == 0 && std::chrono::steady_clock::now() < until) ucxdt_worker_progress(target.x.w);
+    ASSERT_TRUE(T::read_all(target.to_parent[0], &caught, 1)) << "the target ended without a report";
+    EXPECT_EQ(caught, 1) << "the target's worker went before the put arrived, or after it was served";
+    const char go = 1;
+    T::write_all(target.to_child[1], &go, 1);
 }
 
 }  // namespace
