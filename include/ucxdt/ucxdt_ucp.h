@@ -188,7 +188,10 @@ typedef struct {
  *  out-of-range fields), UCXDT_ERR_UCX (the AM handler cannot be set), UCXDT_ERR_NO_MEMORY. */
 UCXDT_API ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params,
                                              ucxdt_worker_h *worker);
-/** Destroys the worker: requests still outstanding complete with UCXDT_ERR_CANCELED first. */
+/** Destroys the worker. Unmatched receives are cancelled; it then progresses for up to one
+ *  second, so that outstanding requests, and peers' puts and gets arriving at its registered
+ *  memory (ucxdt_rma.h), can end and be served; requests still outstanding then complete with
+ *  UCXDT_ERR_CANCELED. Not thread-safe with other calls on the worker. */
 UCXDT_API void ucxdt_worker_destroy(ucxdt_worker_h worker);
 /** Drives UCP and the protocol; returns nonzero if anything progressed. */
 UCXDT_API unsigned ucxdt_worker_progress(ucxdt_worker_h worker);
