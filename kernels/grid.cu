@@ -6,7 +6,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
