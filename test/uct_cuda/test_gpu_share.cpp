@@ -1,7 +1,7 @@
 // How ucxdt's GPU work shares the GPU with the application's: the bound on the blocks (and so
 // the multiprocessors) of its kernels, UCXDT_GPU_SMS, and its streams' priority,
-// UCXDT_GPU_STREAM_PRIORITY. Both settings are read once per process; CTest runs each test in a
-// process of its own, and each test sets the environment before anything reads it.
+// UCXDT_GPU_STREAM_PRIORITY. Both settings are read once per process: each case reads them in
+// a process of its own (expect_settings).
 #include "kernels/pack_kernels.hpp"
 #include "support/gpu_check.hpp"
 
@@ -61,28 +61,41 @@ std::string printed_config() {
     return out;
 }
 
+// Runs in a process of its own (a death-test child, re-executed from main): sets the two
+// variables (nullptr: unset), then exits 0 when the printed configuration holds both lines,
+// else prints it and exits 1. Each setting is read once per process, so a process that read
+// them already (another test of this binary) cannot tell.
+void expect_settings(const char *sms, const char *priority, const std::string &want_sms, const std::string &want_priority) {
+    EXPECT_EXIT(
+        {
+            sms ? setenv("UCXDT_GPU_SMS", sms, 1) : unsetenv("UCXDT_GPU_SMS");
+            priority ? setenv("UCXDT_GPU_STREAM_PRIORITY", priority, 1) : unsetenv("UCXDT_GPU_STREAM_PRIORITY");
+            const std::string c = printed_config();
+            const bool ok = c.find("UCXDT_GPU_SMS=" + want_sms + "\n") != std::string::npos &&
+                            c.find("UCXDT_GPU_STREAM_PRIORITY=" + want_priority + "\n") != std::string::npos;
+            if (!ok) std::fprintf(stderr, "%s", c.c_str());
+            std::exit(ok ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+const std::string kDefaultBound = std::to_string(ucxdt::kernels::kDefaultSmBound);
+
 TEST(GpuShareSettings, DefaultsAreHighPriorityAndNoBound) {
-    unsetenv("UCXDT_GPU_SMS");
-    unsetenv("UCXDT_GPU_STREAM_PRIORITY");
-    const std::string c = printed_config();
-    EXPECT_NE(c.find("UCXDT_GPU_STREAM_PRIORITY=high\n"), std::string::npos) << c;
-    EXPECT_NE(c.find("UCXDT_GPU_SMS=" + std::to_string(ucxdt::kernels::kDefaultSmBound) + "\n"), std::string::npos) << c;
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    expect_settings(nullptr, nullptr, kDefaultBound, "high");
 }
 
 TEST(GpuShareSettings, TheEnvironmentIsRead) {
-    setenv("UCXDT_GPU_SMS", "12", 1);
-    setenv("UCXDT_GPU_STREAM_PRIORITY", "low", 1);
-    const std::string c = printed_config();
-    EXPECT_NE(c.find("UCXDT_GPU_STREAM_PRIORITY=low\n"), std::string::npos) << c;
-    EXPECT_NE(c.find("UCXDT_GPU_SMS=12\n"), std::string::npos) << c;
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    expect_settings("12", "low", "12", "low");
+    expect_settings("0", "normal", "0", "normal");
 }
 
 TEST(GpuShareSettings, AnInvalidValueIsTheDefault) {
-    setenv("UCXDT_GPU_SMS", "-3", 1);
-    setenv("UCXDT_GPU_STREAM_PRIORITY", "urgent", 1);
-    const std::string c = printed_config();
-    EXPECT_NE(c.find("UCXDT_GPU_STREAM_PRIORITY=high\n"), std::string::npos) << c;
-    EXPECT_NE(c.find("UCXDT_GPU_SMS=" + std::to_string(ucxdt::kernels::kDefaultSmBound) + "\n"), std::string::npos) << c;
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    expect_settings("-3", "urgent", kDefaultBound, "high");
+    expect_settings("12x", "", kDefaultBound, "high");
 }
 
 }  // namespace
