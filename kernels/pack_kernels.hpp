@@ -142,9 +142,9 @@ namespace ucxdt::kernels {
 
 /// STRIDED plans of one level whose short runs lie densely (stride a few run lengths): a
 /// block stages `runs_per_tile` consecutive runs through shared memory. Pack reads the span
-/// from the tile's first run to the end of its last as words (the gaps between runs too,
-/// never outside the span) and stores packed words; unpack loads packed words and writes only
-/// bytes of the type map, one byte per thread.
+/// from the tile's first run to the end of its last as 16-byte vectors (the gaps between runs
+/// too, never outside the span) and stores packed units; unpack loads the packed bytes as
+/// vectors and writes only the layout's data, a unit per thread.
 struct TileArgs {
     char *layout = nullptr;
     char *packed = nullptr;       // holds packed bytes [offset, end)
@@ -155,14 +155,41 @@ struct TileArgs {
     int64_t first_run = 0, runs = 0;  // the runs the window touches
     int64_t runs_per_tile = 0;
     int64_t offset = 0, end = 0;
+    int unit = 1;                 // 8, 4 or 1: divides block_len, stride, base, offset, end and
+                                  // both buffer addresses
     bool pack = true;
 };
 
-/// Shared memory bytes a launch needs.
+/// Shared memory bytes a launch needs: a tile's span, placed at its address modulo 16.
 inline int64_t tile_shared_bytes(const TileArgs &a) {
-    return (a.runs_per_tile - 1) * a.stride + a.block_len;
+    return (a.runs_per_tile - 1) * a.stride + a.block_len + 16;
 }
 
 cudaError_t launch_tiles(const TileArgs &args, cudaStream_t stream);
+
+}  // namespace ucxdt::kernels
+
+namespace ucxdt::kernels {
+
+/// STRIDED plans whose last two dims are a transposed pair: the first of them (`rows`) steps by
+/// one run, the last (`cols`) by `col_stride`. Packed element e (elem bytes, the run) is row
+/// R = e / cols, column e mod cols; in the layout it lies at base + (displacement of leading
+/// index R / rows by `lead`) + (R mod rows) * elem + column * col_stride. So a packed row is a
+/// layout column and the other way round (a matrix transpose, FFT's scatter type). elem is 4,
+/// 8 or 16 and divides base, col_stride, every lead stride, offset, end and both buffers.
+struct TransposeArgs {
+    char *layout = nullptr;
+    char *packed = nullptr;       // holds packed bytes [offset, end)
+    int64_t base = 0;
+    Dims lead;                    // the plan's dims before the pair (n == 0: none)
+    FastDiv rows;
+    int64_t cols = 0;
+    int64_t elem = 0;
+    int64_t col_stride = 0;
+    int64_t offset = 0, end = 0;
+    bool pack = true;
+};
+
+cudaError_t launch_transpose(const TransposeArgs &args, cudaStream_t stream);
 
 }  // namespace ucxdt::kernels

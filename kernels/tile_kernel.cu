@@ -1,6 +1,6 @@
 // Pack/unpack of dense short runs through shared memory (see TileArgs): the layout span of a
-// tile and its packed bytes are both contiguous, so each side moves as 4-byte words; the
-// byte-wise reshuffle between them happens in shared memory.
+// tile and its packed bytes are both contiguous, so the contiguous side moves as 16-byte
+// vectors; the reshuffle between them happens in shared memory, in units of TileArgs::unit.
 #include "pack_kernels.hpp"
 
 #include "copy.cuh"
@@ -9,46 +9,60 @@ namespace ucxdt::kernels {
 
 namespace {
 
-// Shared byte i = global byte g[i], for i < n, by the block's threads: 4-byte words where
-// g is aligned, single bytes at the unaligned head and tail. Reads no global byte outside
-// [g, g + n).
-__device__ __forceinline__ void load_shared(unsigned char *s, const char *g, int64_t n) {
-    const int64_t head =
-        min(n, static_cast<int64_t>((4 - (reinterpret_cast<uintptr_t>(g) & 3)) & 3));
-    const int64_t words = (n - head) / 4;
-    for (int64_t i = threadIdx.x; i < head; i += blockDim.x) s[i] = g[i];
-    for (int64_t w = threadIdx.x; w < words; w += blockDim.x) {
-        const int64_t i = head + 4 * w;
-        const uint32_t v = *reinterpret_cast<const uint32_t *>(g + i);
-#pragma unroll
-        for (int b = 0; b < 4; ++b) s[i + b] = static_cast<unsigned char>(v >> (8 * b));
-    }
-    for (int64_t i = head + 4 * words + threadIdx.x; i < n; i += blockDim.x) s[i] = g[i];
+// Copies global bytes [g, g + n) to shared memory at s + (g mod 16), so that both sides share
+// their alignment: 16-byte vectors in the body, single bytes at the unaligned head and tail.
+// Reads no global byte outside [g, g + n). Returns the shared address of g's byte.
+__device__ __forceinline__ unsigned char *load_shared(uint4 *s, const char *g, int64_t n) {
+    const uintptr_t mis = reinterpret_cast<uintptr_t>(g) & 15;
+    unsigned char *sb = reinterpret_cast<unsigned char *>(s) + mis;
+    const int64_t head = min(n, static_cast<int64_t>((16 - mis) & 15));
+    const int64_t vecs = (n - head) / 16;
+    for (int64_t i = threadIdx.x; i < head; i += blockDim.x) sb[i] = g[i];
+    const uint4 *gv = reinterpret_cast<const uint4 *>(g + head);
+    uint4 *sv = reinterpret_cast<uint4 *>(sb + head);
+    for (int64_t w = threadIdx.x; w < vecs; w += blockDim.x) sv[w] = gv[w];
+    for (int64_t i = head + 16 * vecs + threadIdx.x; i < n; i += blockDim.x) sb[i] = g[i];
+    return sb;
 }
 
-// Global byte g[i] = shared byte s[at(i)], for i < n: words where g is aligned, bytes at the
-// head and tail. Writes no global byte outside [g, g + n).
-template <typename At>
-__device__ __forceinline__ void store_gathered(char *g, int64_t n, const unsigned char *s,
-                                               At at_of) {
+// Packed byte g[i] = shared byte s[layout position of packed byte skip + i], for i < n: the
+// tile's runs (len bytes every stride) gathered into 16-byte vectors where g is aligned, bytes
+// at the head and tail. One division per vector; the run advances by counting. Writes no
+// global byte outside [g, g + n).
+__device__ __forceinline__ void gather_bytes(char *g, int64_t n, const unsigned char *s, int64_t skip,
+                                             int64_t len, int64_t stride, const FastDiv &len_div) {
+    auto at_run = [&](int64_t q) {
+        const int64_t j = static_cast<int64_t>(len_div.div(static_cast<uint64_t>(q)));
+        return j * stride + (q - j * len);
+    };
     const int64_t head =
-        min(n, static_cast<int64_t>((4 - (reinterpret_cast<uintptr_t>(g) & 3)) & 3));
-    const int64_t words = (n - head) / 4;
-    for (int64_t i = threadIdx.x; i < head; i += blockDim.x) g[i] = static_cast<char>(s[at_of(i)]);
-    for (int64_t w = threadIdx.x; w < words; w += blockDim.x) {
-        const int64_t i = head + 4 * w;
-        uint32_t v = 0;
+        min(n, static_cast<int64_t>((16 - (reinterpret_cast<uintptr_t>(g) & 15)) & 15));
+    const int64_t vecs = (n - head) / 16;
+    for (int64_t i = threadIdx.x; i < head; i += blockDim.x) g[i] = static_cast<char>(s[at_run(skip + i)]);
+    for (int64_t w = threadIdx.x; w < vecs; w += blockDim.x) {
+        const int64_t q = skip + head + 16 * w;
+        const int64_t j = static_cast<int64_t>(len_div.div(static_cast<uint64_t>(q)));
+        int64_t within = q - j * len, idx = j * stride + within;
+        uint32_t word[4] = {0, 0, 0, 0};
 #pragma unroll
-        for (int b = 0; b < 4; ++b) v |= static_cast<uint32_t>(s[at_of(i + b)]) << (8 * b);
-        *reinterpret_cast<uint32_t *>(g + i) = v;
+        for (int b = 0; b < 16; ++b) {
+            word[b / 4] |= static_cast<uint32_t>(s[idx]) << (8 * (b % 4));
+            ++idx;
+            if (++within == len) within = 0, idx += stride - len;
+        }
+        *reinterpret_cast<uint4 *>(g + head + 16 * w) = make_uint4(word[0], word[1], word[2], word[3]);
     }
-    for (int64_t i = head + 4 * words + threadIdx.x; i < n; i += blockDim.x)
-        g[i] = static_cast<char>(s[at_of(i)]);
+    for (int64_t i = head + 16 * vecs + threadIdx.x; i < n; i += blockDim.x)
+        g[i] = static_cast<char>(s[at_run(skip + i)]);
 }
 
-template <bool PACK>
+// U: the unit every run length, stride, window end and buffer address is a multiple of (1, 4
+// or 8 bytes, TileArgs::unit); data moves between shared memory and the layout's runs in
+// units, so 12-byte runs take three accesses, not twelve.
+template <int U, bool PACK>
 __global__ void tile_kernel(const __grid_constant__ TileArgs a) {
-    extern __shared__ unsigned char tile[];
+    using Unit = typename VecOf<U>::type;
+    extern __shared__ uint4 tile[];
     const int64_t tiles = (a.runs + a.runs_per_tile - 1) / a.runs_per_tile;
     for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
         const int64_t r0 = a.first_run + t * a.runs_per_tile;
@@ -67,17 +81,29 @@ __global__ void tile_kernel(const __grid_constant__ TileArgs a) {
         __syncthreads();  // the previous tile is done with the shared buffer
         if (PACK) {
             // The span from run r0 to the end of its last run: data and the gaps between.
-            load_shared(tile, lay, (nr - 1) * stride + len);
+            const unsigned char *s = load_shared(tile, lay, (nr - 1) * stride + len);
             __syncthreads();
-            store_gathered(pk, n, tile, [&](int64_t i) { return at_run(skip + i); });
+            if constexpr (U == 1) {
+                gather_bytes(pk, n, s, skip, len, stride, a.len_div);
+            } else {
+                for (int64_t i = U * threadIdx.x; i < n; i += U * blockDim.x)
+                    *reinterpret_cast<Unit *>(pk + i) =
+                        *reinterpret_cast<const Unit *>(s + at_run(skip + i));
+            }
         } else {
-            load_shared(tile, pk, n);
+            const unsigned char *s = load_shared(tile, pk, n);
             __syncthreads();
             // Only data bytes of the layout are written: packed byte q goes to run q / len.
-            for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-                lay[at_run(skip + i)] = static_cast<char>(tile[i]);
+            for (int64_t i = U * threadIdx.x; i < n; i += U * blockDim.x)
+                *reinterpret_cast<Unit *>(lay + at_run(skip + i)) = *reinterpret_cast<const Unit *>(s + i);
         }
     }
+}
+
+template <int U>
+void launch(const TileArgs &a, dim3 grid, dim3 block, size_t shared, cudaStream_t stream) {
+    if (a.pack) tile_kernel<U, true><<<grid, block, shared, stream>>>(a);
+    else tile_kernel<U, false><<<grid, block, shared, stream>>>(a);
 }
 
 }  // namespace
@@ -88,8 +114,11 @@ cudaError_t launch_tiles(const TileArgs &a, cudaStream_t stream) {
     const int64_t tiles = (a.runs + a.runs_per_tile - 1) / a.runs_per_tile;
     const dim3 grid(grid_blocks(static_cast<uint64_t>(tiles) * kBlock, kBlock)), block(kBlock);
     const size_t shared = static_cast<size_t>(tile_shared_bytes(a));
-    if (a.pack) tile_kernel<true><<<grid, block, shared, stream>>>(a);
-    else tile_kernel<false><<<grid, block, shared, stream>>>(a);
+    switch (a.unit) {
+    case 8: launch<8>(a, grid, block, shared, stream); break;
+    case 4: launch<4>(a, grid, block, shared, stream); break;
+    default: launch<1>(a, grid, block, shared, stream); break;
+    }
     return cudaGetLastError();
 }
 

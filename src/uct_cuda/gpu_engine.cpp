@@ -99,8 +99,44 @@ ucxdt_status_t tile_kernel(const Plan &p, char *layout, char *packed, int64_t of
     // multiprocessor a few when the window is small.
     const int64_t max_runs = (kTileBytes - p.block_len) / a.stride + 1;
     a.runs_per_tile = std::clamp<int64_t>(a.runs / kMinTiles, 32, max_runs);
+    const int u = widest_dividing({p.block_len, a.stride, p.base, offset, a.end,
+                                   reinterpret_cast<intptr_t>(layout), reinterpret_cast<intptr_t>(packed)});
+    a.unit = u >= 8 ? 8 : u >= 4 ? 4 : 1;
     a.pack = pack;
     return check(kernels::launch_tiles(a, stream), "tile pack kernel launch");
+}
+
+// The last two dims of p a transposed pair (kernels::TransposeArgs), each long enough to fill
+// most of a 32 x 32 tile, on buffers and a window aligned to the run.
+bool transposed_pair(const Plan &p, const char *layout, const char *packed, int64_t offset, int64_t end) {
+    constexpr int64_t kMinSide = 16;
+    const size_t n = p.dims.size();
+    const int64_t e = p.block_len;
+    if (n < 2 || n - 2 > static_cast<size_t>(kMaxDims) || (e != 4 && e != 8 && e != 16)) return false;
+    if (p.dims[n - 2].stride != e || p.dims[n - 2].count < kMinSide || p.dims[n - 1].count < kMinSide)
+        return false;
+    int v = widest_dividing({e, p.base, offset, end, reinterpret_cast<intptr_t>(layout),
+                             reinterpret_cast<intptr_t>(packed)});
+    for (const Plan::Dim &d : p.dims) v = std::min(v, widest_dividing({d.stride}));
+    return v >= e;
+}
+
+ucxdt_status_t transpose_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
+                                int64_t length, bool pack, cudaStream_t stream) {
+    const size_t n = p.dims.size();
+    kernels::TransposeArgs a;
+    a.layout = layout;
+    a.packed = packed;
+    a.base = p.base;
+    a.lead = to_dims(std::vector<Plan::Dim>(p.dims.begin(), p.dims.end() - 2), 0);
+    a.rows = kernels::FastDiv(static_cast<uint64_t>(p.dims[n - 2].count));
+    a.cols = p.dims[n - 1].count;
+    a.elem = p.block_len;
+    a.col_stride = p.dims[n - 1].stride;
+    a.offset = offset;
+    a.end = offset + length;
+    a.pack = pack;
+    return check(kernels::launch_transpose(a, stream), "transpose pack kernel launch");
 }
 
 // The strided kernel's arguments for packed bytes [lo, hi) of one index of p's leading dims
@@ -161,6 +197,8 @@ ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t
     static const bool tiles_off = std::getenv("UCXDT_GPU_NO_TILES") != nullptr;
     if (!tiles_off && dense_short_runs(p))
         return tile_kernel(p, layout, packed, offset, length, pack, stream);
+    if (!tiles_off && transposed_pair(p, layout, packed, offset, offset + length))
+        return transpose_kernel(p, layout, packed, offset, length, pack, stream);
     return split_dims(p, offset, offset + length, packed,
                       [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
         return check(kernels::launch_strided(strided_args(p, layout, pk, base, first, lo, hi, pack), stream),

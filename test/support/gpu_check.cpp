@@ -214,14 +214,14 @@ bool touches_twice(Runs runs) {
     return false;
 }
 
-// [0, total) cut at random points into about `pieces` ranges, a few of them a byte or two
-// long; repeated cuts give zero-length ranges inside the stream, and one at each end is added.
-// Shuffled: the engine must not depend on the order in which fragments come.
-Ranges make_ranges(int64_t total, int pieces, Rng &rng) {
+// [0, total) cut at random multiples of `align` into about `pieces` ranges, a few of them one
+// to three `align` long; repeated cuts give zero-length ranges inside the stream, and one at
+// each end is added. Shuffled: the engine must not depend on the order in which fragments come.
+Ranges make_ranges(int64_t total, int pieces, int64_t align, Rng &rng) {
     std::vector<int64_t> cuts{0, total};
-    for (int i = 1; i < pieces; ++i) cuts.push_back(uni(rng, 0, total));
-    const int64_t c = uni(rng, 0, total);
-    for (int64_t d : {int64_t{1}, int64_t{2}, int64_t{3}})
+    for (int i = 1; i < pieces; ++i) cuts.push_back(uni(rng, 0, total / align) * align);
+    const int64_t c = uni(rng, 0, total / align) * align;
+    for (int64_t d : {align, 2 * align, 3 * align})
         if (c + d <= total) cuts.push_back(c + d);
     std::sort(cuts.begin(), cuts.end());
     Ranges out{{0, 0}, {total, 0}};
@@ -338,7 +338,7 @@ std::string check_case(const Case &c, const Placement &s, uint64_t seed,
     CHECK_OK(compare(lay.download(), src, "pack: layout buffer (a source)", gs.origin));
 
     // Ranges in random order, a zero-length one without a buffer too.
-    const Ranges ranges = make_ranges(total, s.pieces, rng);
+    const Ranges ranges = make_ranges(total, s.pieces, s.cut_align, rng);
     pk.upload(pk_poison);
     for (const auto &[off, len] : ranges)
         CHECK_OK(call("pack_range [" + std::to_string(off) + ", +" + std::to_string(len) + ")",

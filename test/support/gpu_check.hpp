@@ -146,6 +146,7 @@ struct Placement {
     int64_t mis_packed = 0;         // likewise for the packed side
     cudaStream_t stream = nullptr;  // non-null: the _async calls on it
     int pieces = 8;                 // ranges per stream in the range checks
+    int64_t cut_align = 1;          // the ranges start and end at multiples of this (bytes)
 };
 
 /// (type, count) as an application would use it: `recv` has the signature of `send` and

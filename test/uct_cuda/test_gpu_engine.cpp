@@ -151,6 +151,36 @@ TEST_F(GpuCorners, NegativeDisplacements) {
     for (const auto &[t, count] : types) expect_case(make_case(t, count), misalignments(), 13);
 }
 
+// Transposed pairs of dims (kernels/transpose_kernel.cu): a packed row is a layout column, of
+// 4-, 8- and 16-byte elements, with sides that leave partial 32 x 32 tiles, leading dims
+// (count > 1), a negative column stride, and windows cut at elements (the kernel) and at any
+// byte (the strided kernel's fallback), aligned and misaligned.
+TEST_F(GpuCorners, TransposedPairs) {
+    const auto i32 = L::named(UCXDT_INT32), dbl = L::named(UCXDT_DOUBLE);
+    const auto cplx = L::contiguous(2, dbl);
+    struct Pair {
+        L::TypeDescPtr type;
+        int64_t count, elem;
+    };
+    const std::vector<Pair> pairs = {
+        {L::hvector(37, 1, 8, L::vector(45, 1, 37, dbl)), 1, 8},
+        {L::hvector(37, 1, 8, L::vector(45, 1, 37, dbl)), 2, 8},
+        {L::contiguous(33, L::resized(L::vector(40, 1, 50, cplx), 0, 16)), 1, 16},
+        {L::hvector(64, 1, 4, L::vector(20, 1, 70, i32)), 3, 4},
+        {L::hvector(20, 1, 8, L::vector(18, 1, -25, dbl)), 1, 8},
+    };
+    const Stream stream;
+    for (const Pair &p : pairs) {
+        Placement elements, async;
+        elements.cut_align = async.cut_align = p.elem;
+        async.stream = stream.get();
+        std::vector<Placement> setups = misalignments();
+        setups.push_back(elements);
+        setups.push_back(async);
+        expect_case(make_case(p.type, p.count), setups, 29);
+    }
+}
+
 // A block list of more work units than one upload chunk (32768): its first use is cut,
 // uploaded and packed chunk by chunk, and windows must find their units among those cut so far.
 TEST_F(GpuCorners, BlockListFirstUseOverSeveralChunks) {
