@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -93,7 +94,7 @@ TEST(RmaFaults, TargetKilledMidPutsEndsEveryRequestWithinSeconds) {
 // the put first (the destruction waits for it, bounded, as for its own requests): the region
 // is gone, so the origin's put ends with UCXDT_ERR_OUT_OF_RANGE instead of waiting for an answer
 // that never comes; nothing of the target's one-sided layer is touched by UCP after it is gone.
-TEST(RmaFaults, TargetWorkerDestroyedWhileAPutArrivesAnswersItFirst) {
+void destroyed_target_case() {
     setenv("UCXDT_RMA_PATH", "am", 1);  // the target unpacks (read when the layer is made: the put)
     const auto t = L::vector(1 << 21, 1, 2, L::named(UCXDT_DOUBLE));  // 16 MiB packed, 32 MiB extent
     Type h(*t);
@@ -117,6 +118,19 @@ TEST(RmaFaults, TargetWorkerDestroyedWhileAPutArrivesAnswersItFirst) {
     EXPECT_EQ(caught, 1) << "the target's worker went before the put arrived, or after it was served";
     const char go = 1;
     T::write_all(target.to_child[1], &go, 1);
+}
+
+// In a process of its own (a death-test child, re-executed from main): its target is forked,
+// and a forked child cannot use CUDA once its parent initialized it, which the UCP context of
+// an earlier test of this binary does on a GPU machine.
+TEST(RmaFaults, TargetWorkerDestroyedWhileAPutArrivesAnswersItFirst) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            destroyed_target_case();
+            std::exit(::testing::Test::HasFailure() ? 1 : 0);
+        },
+        ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
