@@ -13,9 +13,11 @@
  * sends take in call order) holds back those of later sends on that endpoint.
  *
  * Protocol: a message whose packed size is at most the eager threshold is packed into the
- * tagged message itself (a GPU layout by the worker's stream of its GPU into page-locked memory,
- * the message going when the pack is done; its receive unpacks the same way and completes when
- * the GPU has). A larger one sends an RTS carrying the packed size, the type
+ * tagged message itself: a host layout by UCP, which calls ucxdt to pack it straight into its
+ * send buffer (a UCP generic datatype of the header and the packed stream), and whose receive
+ * unpacks it straight out of UCP's buffer; a GPU layout by the worker's stream of its GPU into
+ * page-locked memory, the message going when the pack is done (its receive unpacks the same way
+ * and completes when the GPU has). An eager send that UCP completes at once returns NULL. A larger one sends an RTS carrying the packed size, the type
  * signature, whether the sender's layout is contiguous, and its memory type. Once the
  * receiver's RTR names its receive, the sender sends the message in fragments, each a UCP
  * active message whose data UCP moves by eager or by its own rendezvous, whichever suits the

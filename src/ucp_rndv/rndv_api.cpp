@@ -106,6 +106,7 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         if (c.slots < c.depth || c.slots > 65536)
             return fail(UCXDT_ERR_INVALID_PARAM, "staging slots must be in [depth, 65536]");
         auto w = std::make_unique<ucxdt_worker>();
+        if (ucxdt_status_t st = create_wire_dt(&w->wire_dt)) return st;
         w->ucp_worker = params->ucp_worker;
         w->ucp_context = params->ucp_context;
         w->cfg = c;
@@ -122,8 +123,10 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         hp.cb = am_handler;
         hp.arg = static_cast<Worker *>(w.get());
         const ucs_status_t us = ucp_worker_set_am_recv_handler(params->ucp_worker, &hp);
-        if (us != UCS_OK)
+        if (us != UCS_OK) {
+            ucp_dt_destroy(w->wire_dt);
             return fail(UCXDT_ERR_UCX, std::string("ucp_worker_set_am_recv_handler: ") + ucs_status_string(us));
+        }
         *worker = w.release();
         return UCXDT_OK;
     });
@@ -160,6 +163,7 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
     hp.id = UCXDT_UCP_AM_ID;
     hp.cb = nullptr;
     ucp_worker_set_am_recv_handler(w->ucp_worker, &hp);
+    ucp_dt_destroy(w->wire_dt);
     delete worker;
 }
 
@@ -278,6 +282,10 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         h.sig_length = sig.length;
         if (r->packed <= w->cfg.eager) {
             h.kind = TagKind::eager;
+            if (r->gpu < 0) {  // UCP packs it from the layout when it sends (wire_dt.cpp)
+                r->by_wire_dt = true;
+                return w->send_tagged(r);
+            }
             // A GPU layout packs into page-locked memory with zero copy (wire_alloc), on the
             // worker's stream of its GPU; the message goes once that is done (gpu_done), so that
             // a window of small sends queues its packs back to back instead of waiting for each.
@@ -299,11 +307,8 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         w->send_start(r);
         return UCXDT_OK;
     });
-    if (st) {
-        w->complete(r, st);
-        return w->hand_out(r);
-    }
-    return r;
+    if (st) w->complete(r, st);
+    return w->hand_out(r);  // NULL when the message went at once
 }
 
 ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64_t count,
@@ -316,7 +321,6 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
         if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
         r->tag = tag;
         r->tag_mask = tag_mask;
-        char *landing = w->wire_alloc(r, landing_bytes(w->cfg));
         ucp_request_param_t p{};
         // No immediate completion: the callback (maybe called inside this call) then sees
         // every receive, with its length and sender tag.
@@ -324,8 +328,19 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
                          UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
         p.cb.recv = tag_received;
         p.user_data = r;
-        ucs_status_ptr_t s = ucp_tag_recv_nbx(w->ucp_worker, landing, r->wire_len,
-                                              tag, tag_mask, &p);
+        // A host layout takes the message through the wire datatype, whose callbacks may run
+        // inside this call (an unexpected message); a GPU layout lands it in its wire slot.
+        void *landing = r;
+        size_t count = 1;
+        if (r->gpu < 0) {
+            r->by_wire_dt = true;
+            p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+            p.datatype = w->wire_dt;
+        } else {
+            landing = w->wire_alloc(r, landing_bytes(w->cfg));
+            count = r->wire_len;
+        }
+        ucs_status_ptr_t s = ucp_tag_recv_nbx(w->ucp_worker, landing, count, tag, tag_mask, &p);
         if (UCS_PTR_IS_ERR(s))
             return fail(UCXDT_ERR_UCX, std::string("ucp_tag_recv_nbx: ") + ucs_status_string(UCS_PTR_STATUS(s)));
         if (s == nullptr) return fail(UCXDT_ERR_UCX, "ucp_tag_recv_nbx completed without a request");

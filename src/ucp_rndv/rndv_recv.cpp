@@ -10,10 +10,7 @@
 
 namespace ucxdt::rndv {
 
-namespace {
-
-// Whether the sent signature (of hdr.packed bytes) equals that of the receive type's first
-// hdr.packed bytes: only whole elements can be compared through the signature hash.
+// Only whole elements can be compared through the signature hash.
 ucxdt_status_t check_signature(const Request *r, const TagHeader &h) {
     if (h.packed > r->packed) return UCXDT_ERR_TRUNCATED;
     const int64_t size = r->type_size;
@@ -22,8 +19,6 @@ ucxdt_status_t check_signature(const Request *r, const TagHeader &h) {
     return s.hash == h.sig_hash && s.length == h.sig_length ? UCXDT_OK : UCXDT_ERR_TYPE_MISMATCH;
 }
 
-}  // namespace
-
 bool Worker::recv_matched(Request *r, const Event &e) {
     r->sender_tag = e.sender_tag;
     if (e.length < sizeof(TagHeader)) {
@@ -31,13 +26,23 @@ bool Worker::recv_matched(Request *r, const Event &e) {
         return true;
     }
     const char *m = wire_data(r);
-    std::memcpy(&r->hdr, m, sizeof r->hdr);
+    if (!r->by_wire_dt) {
+        std::memcpy(&r->hdr, m, sizeof r->hdr);
+    } else if (!r->wire_spilled) {  // the header alone arrived, into hdr (wire_dt.cpp)
+        if (r->hdr_got < sizeof(TagHeader)) {
+            complete(r, fail(UCXDT_ERR_UCX, "a message without a ucxdt header matched the receive"));
+            return true;
+        }
+        char *landing = wire_alloc(r, landing_bytes(cfg));
+        std::memcpy(landing, &r->hdr, sizeof r->hdr);
+        m = landing;
+    }
     const TagHeader &h = r->hdr;
     if (h.magic != kMagic) {
         complete(r, fail(UCXDT_ERR_UCX, "a message without a ucxdt header matched the receive"));
         return true;
     }
-    const ucxdt_status_t sig = check_signature(r, h);
+    const ucxdt_status_t sig = r->wire_direct ? UCXDT_OK : check_signature(r, h);  // direct: checked
     if (h.kind == TagKind::eager) {
         if (sig) return complete(r, sig), true;
         if (e.length != sizeof h + static_cast<size_t>(h.packed)) {
@@ -45,6 +50,7 @@ bool Worker::recv_matched(Request *r, const Event &e) {
             return true;
         }
         r->packed = h.packed;
+        if (r->wire_direct) return complete(r, r->direct_status), true;
         // A GPU layout unpacks out of the page-locked wire slot on the worker's stream of its
         // GPU, and completes when that is done (gpu_done), so that a window of small receives
         // queues its unpacks back to back.
@@ -236,7 +242,7 @@ bool Worker::recv_advance_am(Request *r) {
     if (r->peer_slots) return recv_in_place(r);
     while (!r->arrived.empty() && (r->contig || !r->free_slots.empty())) {
         const Request::Arrived f = r->arrived.front();
-        r->arrived.pop_front();
+        r->arrived.erase(r->arrived.begin());  // at most a pipeline's depth of them
         if (f.frag < 0 || f.frag >= r->nfrags || static_cast<int64_t>(f.length) != r->frag_bytes(f.frag)) {
             drop_frag(f.data);
             return recv_end(r, fail(UCXDT_ERR_UCX, "a fragment of the wrong index or size arrived")), true;

@@ -28,15 +28,29 @@ void tag_sent(void *request, ucs_status_t status, void *user_data) {
 namespace {
 
 /// Posts r's tagged message (wire_alloc) with the user's tag; completion arrives as a
-/// tag_send_done event.
+/// tag_send_done event, except that an eager message UCP sent at once completes r here (its
+/// buffer is free again), so that ucxdt_tag_send_nbx can return NULL as UCP would.
 ucxdt_status_t post_tagged(Request *r) {
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.send = tag_sent;
     p.user_data = r;
-    r->tagged_at = std::chrono::steady_clock::now();
-    ucs_status_ptr_t s = ucp_tag_send_nbx(r->ep->ucp_ep, r->worker->wire_data(r), r->wire_len, r->tag, &p);
+    const bool eager = r->hdr.kind == TagKind::eager;
+    if (!eager) r->tagged_at = std::chrono::steady_clock::now();  // the RTS's round trip (rndv_ipc.cpp)
+    ucs_status_ptr_t s;
+    if (r->by_wire_dt) {  // packed by UCP through the wire datatype (wire_dt.cpp)
+        p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+        p.datatype = r->worker->wire_dt;
+        s = ucp_tag_send_nbx(r->ep->ucp_ep, r, 1, r->tag, &p);
+    } else {
+        s = ucp_tag_send_nbx(r->ep->ucp_ep, r->worker->wire_data(r), r->wire_len, r->tag, &p);
+    }
     if (UCS_PTR_IS_ERR(s)) return Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(s));
+    if (s == nullptr && eager) {
+        r->worker->wire_free(r);
+        r->worker->complete(r, r->direct_status);
+        return UCXDT_OK;
+    }
     ++r->ucp_ops;
     if (s == nullptr) {  // done at once: the same path as the callback
         Event e;

@@ -50,13 +50,23 @@ char *Worker::wire_alloc(Request *r, size_t bytes) {
                 return wire_pool->slot(s[0]);
             }
     }
+    if (r->wire.capacity() < bytes && !spare_wire.empty()) {
+        r->wire.swap(spare_wire.back());
+        spare_wire.pop_back();
+    }
     r->wire.resize(bytes);
     return r->wire.data();
 }
 
 void Worker::wire_free(Request *r) {
     if (r->wire_slot >= 0) wire_pool->give(r->wire_slot), r->wire_slot = -1;
-    r->wire.clear(), r->wire.shrink_to_fit();
+    // Up to one window of buffers, none larger than a landing (an RTS or eager message).
+    constexpr size_t kSpares = 64;
+    if (r->wire.capacity() > 0 && r->wire.capacity() <= landing_bytes(cfg) && spare_wire.size() < kSpares) {
+        r->wire.clear();
+        spare_wire.push_back(std::move(r->wire));
+    }
+    r->wire = Bytes();
 }
 
 ucxdt_status_t Worker::take_slots(Request *r, int want) {
@@ -271,68 +281,76 @@ AmHeader Worker::hello(AmKind kind) const {
 unsigned Worker::progress() {
     unsigned n = ucp_worker_progress(ucp_worker);
     n += poll_gpu();
+    // In batches: an event handled may queue more, which the next batch takes, in order. The
+    // batch's buffer is kept for the next call (a deque node or vector per message cost a
+    // malloc and a free); a nested call would take an empty one.
+    std::vector<Event> batch = std::move(spare_events);
     while (!events.empty()) {
-        const Event e = events.front();
-        events.pop_front();
-        ++n;
-        if (e.req) op_done(e.req);
-        switch (e.kind) {
-        case Event::tag_send_done:
-            wire_free(e.req);
-            if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_send_nbx", e.status));
-            else if (e.req->hdr.kind == TagKind::eager) complete(e.req, UCXDT_OK);
-            break;
-        case Event::tag_recv_done:
-            if (e.req->status != UCXDT_INPROGRESS) {}  // destroyed meanwhile
-            else if (e.status == UCS_ERR_CANCELED) complete(e.req, UCXDT_ERR_CANCELED);
-            else if (e.status == UCS_ERR_MESSAGE_TRUNCATED) complete(e.req, UCXDT_ERR_TRUNCATED);
-            else if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_recv_nbx", e.status));
-            else if (!recv_matched(e.req, e))
-                waiting.push_back(e.req);
-            // UCP is done with it, and what the RTS carried is copied out; eager data the GPU
-            // unpacks is freed when that is done.
-            if (!e.req->wire_busy) wire_free(e.req);
-            break;
-        case Event::get_done:
-            recv_on_get(e.req, e);
-            break;
-        case Event::frag_arrived:
-            recv_on_frag(e);
-            break;
-        case Event::frag_sent:
-            send_on_frag_sent(e);
-            break;
-        case Event::peer_failed:
-            peer_failed(e.reply_ep);
-            break;
-        case Event::am_message:
-            switch (e.am.kind) {
-            case AmKind::hello: {
-                peers[e.am.uuid] = PeerInfo{e.reply_ep, e.am.node, e.am.pid, e.am.ipc != 0};
-                AmHeader reply = hello(AmKind::hello_reply);
-                reply.ep_id = e.am.ep_id;
-                send_am(e.reply_ep, reply, false);
+        batch.clear();
+        batch.swap(events);
+        for (const Event &e : batch) {
+            ++n;
+            if (e.req) op_done(e.req);
+            switch (e.kind) {
+            case Event::tag_send_done:
+                wire_free(e.req);
+                if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_send_nbx", e.status));
+                else if (e.req->hdr.kind == TagKind::eager) complete(e.req, e.req->direct_status);
                 break;
-            }
-            case AmKind::hello_reply:
-                if (const auto it = eps.find(e.am.ep_id); it != eps.end()) {
-                    Ep *ep = it->second;
-                    ep->peer = PeerInfo{ep->ucp_ep, e.am.node, e.am.pid, e.am.ipc != 0};
-                    ep->peer_uuid = e.am.uuid;
-                    ep->peer_known = true;
+            case Event::tag_recv_done:
+                if (e.req->status != UCXDT_INPROGRESS) {}  // destroyed meanwhile
+                else if (e.status == UCS_ERR_CANCELED) complete(e.req, UCXDT_ERR_CANCELED);
+                else if (e.status == UCS_ERR_MESSAGE_TRUNCATED) complete(e.req, UCXDT_ERR_TRUNCATED);
+                else if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_recv_nbx", e.status));
+                else if (!recv_matched(e.req, e))
+                    waiting.push_back(e.req);
+                // UCP is done with it, and what the RTS carried is copied out; eager data the GPU
+                // unpacks is freed when that is done.
+                if (!e.req->wire_busy) wire_free(e.req);
+                break;
+            case Event::get_done:
+                recv_on_get(e.req, e);
+                break;
+            case Event::frag_arrived:
+                recv_on_frag(e);
+                break;
+            case Event::frag_sent:
+                send_on_frag_sent(e);
+                break;
+            case Event::peer_failed:
+                peer_failed(e.reply_ep);
+                break;
+            case Event::am_message:
+                switch (e.am.kind) {
+                case AmKind::hello: {
+                    peers[e.am.uuid] = PeerInfo{e.reply_ep, e.am.node, e.am.pid, e.am.ipc != 0};
+                    AmHeader reply = hello(AmKind::hello_reply);
+                    reply.ep_id = e.am.ep_id;
+                    send_am(e.reply_ep, reply, false);
+                    break;
+                }
+                case AmKind::hello_reply:
+                    if (const auto it = eps.find(e.am.ep_id); it != eps.end()) {
+                        Ep *ep = it->second;
+                        ep->peer = PeerInfo{ep->ucp_ep, e.am.node, e.am.pid, e.am.ipc != 0};
+                        ep->peer_uuid = e.am.uuid;
+                        ep->peer_known = true;
+                    }
+                    break;
+                case AmKind::ready: recv_on_ready(e.am); break;
+                case AmKind::ack:
+                case AmKind::ats: send_on_am(e.am); break;
+                case AmKind::rtr: send_on_rtr(e); break;
+                case AmKind::fin: recv_on_fin(e.am); break;
+                case AmKind::frag: break;  // queued by the handler as frag_arrived instead
                 }
                 break;
-            case AmKind::ready: recv_on_ready(e.am); break;
-            case AmKind::ack:
-            case AmKind::ats: send_on_am(e.am); break;
-            case AmKind::rtr: send_on_rtr(e); break;
-            case AmKind::fin: recv_on_fin(e.am); break;
-            case AmKind::frag: break;  // queued by the handler as frag_arrived instead
             }
-            break;
+            if (e.req && e.req->user_freed) release(e.req);  // maybe its last UCP operation
         }
-        if (e.req && e.req->user_freed) release(e.req);  // maybe its last UCP operation
     }
+    batch.clear();
+    spare_events = std::move(batch);
     for (auto &x : extensions) n += x->progress();
     // Requests that waited for staging or for their peer's HELLO.
     for (size_t k = waiting.size(); k > 0 && !waiting.empty(); --k) {
@@ -347,7 +365,8 @@ unsigned Worker::progress() {
     due.swap(unsent_due);
     for (uint64_t id : due)
         if (const auto it = eps.find(id); it != eps.end()) send_unsent(it->second), ++n;
-    std::vector<Request *> done;
+    std::vector<Request *> done = std::move(spare_completed);
+    done.clear();
     done.swap(completed);
     for (Request *r : done) {
         if (r->param.field_mask & UCXDT_REQUEST_PARAM_FIELD_CALLBACK) {
@@ -361,6 +380,8 @@ unsigned Worker::progress() {
         r->callback_due = false;
         if (r->user_freed) release(r);
     }
+    done.clear();
+    spare_completed = std::move(done);
     return n;
 }
 

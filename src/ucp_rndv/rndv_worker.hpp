@@ -111,6 +111,15 @@ struct Request {
     int wire_slot = -1;
     size_t wire_len = 0;
     bool wire_busy = false;  // eager receive: the GPU still unpacks out of the wire slot
+    // Host layouts: the tagged message goes and arrives as the worker's wire datatype
+    // (wire_dt.cpp): an eager message is packed straight from the layout into UCP's buffer and
+    // unpacked straight out of it; `wire` then holds a received message only when it could not
+    // be (an RTS, a bad header), and recv_matched reads it there.
+    bool by_wire_dt = false;
+    bool wire_spilled = false;        // receive: the message is in `wire`
+    bool wire_direct = false;         // receive: eager data went into the layout
+    size_t hdr_got = 0;               // receive: header bytes received into hdr
+    ucxdt_status_t direct_status = UCXDT_OK;  // the wire datatype's pack or unpack status
 
     // Send.
     Ep *ep = nullptr;
@@ -168,7 +177,7 @@ struct Request {
         size_t length;
         bool rndv;
     };
-    std::deque<Arrived> arrived;
+    std::vector<Arrived> arrived;  // a vector: a deque allocated on every request's construction
     ucxdt_status_t status_pending = UCXDT_OK;  // the end is decided; waiting for GETs in flight
 
     std::unique_ptr<RequestExt> ext;  // a one-sided operation's state (not a send or receive)
@@ -262,7 +271,9 @@ struct Worker {
     std::unordered_map<uint64_t, Ep *> eps;               // ucxdt endpoints by id
     uint64_t next_ep_id = 1;
     std::unordered_set<uint64_t> failed_peers;            // workers whose endpoint failed
-    std::deque<Event> events;
+    std::vector<Event> events;              // UCP callbacks' results, handled by progress()
+    std::vector<Event> spare_events;        // progress()'s batch buffer, kept between calls
+    std::vector<Request *> spare_completed;  // likewise for the callbacks' list
     std::deque<Request *> waiting;                        // for staging or for a HELLO
     std::vector<uint64_t> unsent_due;                     // endpoints (ids) whose unsent head ended
     std::vector<Request *> completed;                     // callbacks to call
@@ -272,6 +283,10 @@ struct Worker {
     // Page-locked buffers for the tagged messages of GPU layouts (Request::wire_slot).
     std::unique_ptr<StagingPool> wire_pool;
     bool wire_pool_failed = false;
+    ucp_datatype_t wire_dt = 0;  // the tagged message of host layouts (Request::by_wire_dt)
+    // Host wire buffers of ended requests, kept for the next ones: a window of small messages
+    // otherwise paid a malloc and a free of several KiB apiece (perf, host eager sends).
+    std::vector<Bytes> spare_wire;
     // The CUDA IPC path: peers' memory mapped here, and per GPU a stream and device staging.
     std::unique_ptr<cuda::IpcImports> imports = std::make_unique<cuda::IpcImports>();
     // Host staging of senders on this node, mapped for in-place unpacking.
@@ -438,6 +453,14 @@ ucxdt_status_ptr_t error_ptr(ucxdt_status_t st);
 /// packed bytes are another GPU's memory.
 ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64_t offset, int64_t length,
                           bool pack, bool peer);
+
+/// Whether the sent signature (of h.packed bytes) equals that of r's receive type's first
+/// h.packed bytes: UCXDT_ERR_TRUNCATED, UCXDT_ERR_TYPE_MISMATCH or UCXDT_OK.
+ucxdt_status_t check_signature(const Request *r, const TagHeader &h);
+
+/// The UCP generic datatype of Request::by_wire_dt: a request (count 1) stands for its tagged
+/// message, the header followed by its packed stream. Errors: UCXDT_ERR_UCX.
+ucxdt_status_t create_wire_dt(ucp_datatype_t *dt);
 
 }  // namespace ucxdt::rndv
 
