@@ -91,7 +91,10 @@
  * ucxdt_worker_destroy: UCP may call their handler until then.
  *
  * Configuration (environment, read when a worker is created; parameters override it):
- *   UCXDT_EAGER_THRESHOLD  bytes packed into the tagged message (default 8192)
+ *   UCXDT_EAGER_THRESHOLD  bytes packed into the tagged message (default 8192 for GPU layouts,
+ *                          65536 for host layouts; when set, the value of both)
+ *   UCXDT_HOST_EAGER_THRESHOLD  the same for host layouts alone. Every posted receive accepts an
+ *                          eager message up to the larger of the two; both sides should agree.
  *   UCXDT_FRAG_SIZE        bytes per rendezvous fragment (default 1 MiB)
  *   UCXDT_PIPELINE_DEPTH   fragments in flight per request (default 4)
  *   UCXDT_STAGING_SLOTS    host staging fragments per worker and role (default 16)

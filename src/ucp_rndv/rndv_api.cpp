@@ -81,7 +81,9 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         if (!(params->field_mask & UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT) || !params->ucp_context)
             return fail(UCXDT_ERR_INVALID_PARAM, "params->ucp_context is required");
         Config c;
-        c.eager = env_integer("UCXDT_EAGER_THRESHOLD", c.eager);
+        // One threshold set (environment or params) applies to both memory kinds, unless
+        // UCXDT_HOST_EAGER_THRESHOLD sets the host's apart.
+        if (std::getenv("UCXDT_EAGER_THRESHOLD")) c.eager = c.host_eager = env_integer("UCXDT_EAGER_THRESHOLD", c.eager);
         c.frag = env_integer("UCXDT_FRAG_SIZE", c.frag);
         c.depth = static_cast<int>(env_integer("UCXDT_PIPELINE_DEPTH", c.depth));
         c.slots = static_cast<int>(env_integer("UCXDT_STAGING_SLOTS", c.slots));
@@ -94,12 +96,13 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
             c.host_am = v[0] == 'a';
         c.host_shm = env_flag("UCXDT_HOST_SHM", c.host_shm);
         const uint64_t m = params->field_mask;
-        if (m & UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD) c.eager = params->eager_threshold;
+        if (m & UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD) c.eager = c.host_eager = params->eager_threshold;
+        c.host_eager = env_integer("UCXDT_HOST_EAGER_THRESHOLD", c.host_eager);
         if (m & UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE) c.frag = params->frag_size;
         if (m & UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH) c.depth = params->depth;
         if (m & UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS) c.slots = params->staging_slots;
-        if (c.eager < 0 || c.eager > (64 << 20))
-            return fail(UCXDT_ERR_INVALID_PARAM, "eager threshold must be in [0, 64 MiB]");
+        if (c.eager < 0 || c.eager > (64 << 20) || c.host_eager < 0 || c.host_eager > (64 << 20))
+            return fail(UCXDT_ERR_INVALID_PARAM, "eager thresholds must be in [0, 64 MiB]");
         if (c.frag < 4096 || c.frag > (int64_t(1) << 30))
             return fail(UCXDT_ERR_INVALID_PARAM, "fragment size must be in [4 KiB, 1 GiB]");
         if (c.depth < 1 || c.depth > 1024) return fail(UCXDT_ERR_INVALID_PARAM, "depth must be in [1, 1024]");
@@ -216,11 +219,13 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
     const Config &c = worker->cfg;
     std::fprintf(stream,
                  "# ucxdt worker configuration\n"
-                 "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\nUCXDT_PIPELINE_DEPTH=%d\n"
+                 "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_HOST_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\n"
+                 "UCXDT_PIPELINE_DEPTH=%d\n"
                  "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
                  "UCXDT_IPC_STRIDED_COPY=%s\nUCXDT_IPC_SAME_LAYOUT_COPY=%s\nUCXDT_HOST_FRAGS=%s\n"
                  "UCXDT_HOST_SHM=%s\n",
-                 static_cast<long long>(c.eager), static_cast<long long>(c.frag), c.depth, c.slots,
+                 static_cast<long long>(c.eager), static_cast<long long>(c.host_eager),
+                 static_cast<long long>(c.frag), c.depth, c.slots,
                  c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), c.ipc_strided ? "y" : "n",
                  c.ipc_same_layout ? "y" : "n", c.host_am ? "am" : "get", c.host_shm ? "y" : "n");
     std::fputs(ucxdt::cuda::sharing_settings().c_str(), stream);
@@ -280,7 +285,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         const Signature sig = Signature::repeat(r->type_sig, count);
         h.sig_hash = sig.hash;
         h.sig_length = sig.length;
-        if (r->packed <= w->cfg.eager) {
+        if (r->packed <= (r->gpu < 0 ? w->cfg.host_eager : w->cfg.eager)) {
             h.kind = TagKind::eager;
             if (r->gpu < 0) {  // UCP packs it from the layout when it sends (wire_dt.cpp)
                 r->by_wire_dt = true;

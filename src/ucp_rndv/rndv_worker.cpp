@@ -31,7 +31,7 @@ uint64_t node_identity() {
 
 size_t landing_bytes(const Config &c) {
     const int64_t rts = kMaxRkeyBytes + 4 * static_cast<int64_t>(c.depth);
-    return (sizeof(TagHeader) + static_cast<size_t>(std::max(c.eager, rts)) + 63) / 64 * 64;
+    return (sizeof(TagHeader) + static_cast<size_t>(std::max({c.eager, c.host_eager, rts})) + 63) / 64 * 64;
 }
 
 char *Worker::wire_alloc(Request *r, size_t bytes) {

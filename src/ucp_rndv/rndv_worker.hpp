@@ -26,7 +26,11 @@
 namespace ucxdt::rndv {
 
 struct Config {
-    int64_t eager = 8192;
+    int64_t eager = 8192;             // UCXDT_EAGER_THRESHOLD: GPU layouts (and host ones when set)
+    int64_t host_eager = 64 << 10;    // UCXDT_HOST_EAGER_THRESHOLD: host layouts, whose eager
+                                      // messages UCP packs and unpacks in place (wire_dt.cpp);
+                                      // below it a rendezvous's round trips cost more than the
+                                      // copy through UCP (docs/performance.md, table d)
     int64_t frag = 1 << 20;
     int depth = 4;
     int slots = 16;
@@ -41,8 +45,8 @@ struct Config {
                                       // from the sender's slots in place when it can map them
 };
 
-/// Bytes a posted receive reserves for the tagged message: an eager message, or the largest RTS
-/// (an rkey and the initial slot list, or an IPC reference).
+/// Bytes a posted receive reserves for the tagged message: an eager message of either memory
+/// kind, or the largest RTS (an rkey and the initial slot list, or an IPC reference).
 size_t landing_bytes(const Config &c);
 
 struct Worker;

@@ -13,6 +13,7 @@
 namespace ucxdt::testing {
 
 /// Worker settings of a test (small, so that transfers cycle their fragments and slots).
+/// eager < 0: the worker's own thresholds (none given).
 struct RndvConfig {
     int64_t eager = 1024, frag = 16384;
     int depth = 2, slots = 8;
@@ -28,6 +29,7 @@ inline std::string create_rndv_worker(ucp_context_h ctx, ucp_worker_h worker, co
     wp.ucp_worker = worker;
     wp.ucp_context = ctx;
     wp.eager_threshold = c.eager;
+    if (c.eager < 0) wp.field_mask &= ~uint64_t{UCXDT_WORKER_PARAM_FIELD_EAGER_THRESHOLD};
     wp.frag_size = c.frag;
     wp.depth = c.depth;
     wp.staging_slots = c.slots;

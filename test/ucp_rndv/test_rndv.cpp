@@ -791,6 +791,86 @@ TEST(RndvWorker, SendRejectsBadArguments) {
     ucxdt_type_free(&t);
 }
 
+// ---- Eager thresholds by memory kind ---------------------------------------------------------
+
+// The printed configuration of a worker made with `c` under the environment as it is.
+std::string worker_config(const Config &c) {
+    T::UcpPair ucp;
+    if (std::string e = ucp.open(UCP_FEATURE_TAG | UCP_FEATURE_AM); !e.empty()) return e;
+    ucxdt_worker_h w = nullptr;
+    if (std::string e = T::create_rndv_worker(ucp.ctx, ucp.w[0], c, &w); !e.empty()) return e;
+    char *buf = nullptr;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    ucxdt_worker_print_config(w, f);
+    std::fclose(f);
+    std::string out(buf, size);
+    std::free(buf);
+    ucxdt_worker_destroy(w);
+    return out;
+}
+
+bool has_line(const std::string &config, const std::string &line) {
+    return config.find(line + "\n") != std::string::npos;
+}
+
+// GPU layouts 8 KiB, host layouts 64 KiB by default; one threshold set, by the environment or a
+// parameter, is both; UCXDT_HOST_EAGER_THRESHOLD sets the host's alone; out of range fails.
+TEST(RndvWorker, EagerThresholdsOfBothMemoryKinds) {
+    const Config defaults{-1, 16384, 2, 8};
+    unsetenv("UCXDT_EAGER_THRESHOLD");
+    unsetenv("UCXDT_HOST_EAGER_THRESHOLD");
+    std::string c = worker_config(defaults);
+    EXPECT_TRUE(has_line(c, "UCXDT_EAGER_THRESHOLD=8192") && has_line(c, "UCXDT_HOST_EAGER_THRESHOLD=65536")) << c;
+    c = worker_config(Config{2048, 16384, 2, 8});
+    EXPECT_TRUE(has_line(c, "UCXDT_EAGER_THRESHOLD=2048") && has_line(c, "UCXDT_HOST_EAGER_THRESHOLD=2048")) << c;
+    setenv("UCXDT_EAGER_THRESHOLD", "300", 1);
+    c = worker_config(defaults);
+    EXPECT_TRUE(has_line(c, "UCXDT_EAGER_THRESHOLD=300") && has_line(c, "UCXDT_HOST_EAGER_THRESHOLD=300")) << c;
+    setenv("UCXDT_HOST_EAGER_THRESHOLD", "4096", 1);
+    c = worker_config(defaults);
+    EXPECT_TRUE(has_line(c, "UCXDT_EAGER_THRESHOLD=300") && has_line(c, "UCXDT_HOST_EAGER_THRESHOLD=4096")) << c;
+    setenv("UCXDT_HOST_EAGER_THRESHOLD", "-5", 1);
+    c = worker_config(defaults);
+    EXPECT_NE(c.find("eager thresholds must be in [0, 64 MiB]"), std::string::npos) << c;
+    unsetenv("UCXDT_EAGER_THRESHOLD");
+    unsetenv("UCXDT_HOST_EAGER_THRESHOLD");
+}
+
+// With the default thresholds a 40 KiB host message goes eagerly, packed and unpacked by UCP's
+// calls into ucxdt (src/ucp_rndv/wire_dt.cpp), posted or unexpected; 72,000 bytes take the
+// rendezvous. A mismatched eager message completes its send (the message left) and fails its
+// receive, while a rendezvous fails both: the send's status tells which ran.
+TEST(RndvEager, HostLayoutsGoEagerUpTo64KiBByDefault) {
+    Pair p{Config{-1, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    const auto i64 = L::named(UCXDT_INT64);
+    for (bool unexpected : {false, true})
+        for (bool sc : {true, false})
+            EXPECT_EQ(run_case(p, doubles(5120, sc), doubles(5120, !sc), 1, 90 + sc, unexpected), "")
+                << (unexpected ? "unexpected, " : "posted, ") << (sc ? "contiguous" : "vector") << " sender";
+    EXPECT_EQ(expect_error(p, doubles(5120, false), 1, L::contiguous(5120, i64), 1, UCXDT_ERR_TYPE_MISMATCH,
+                           UCXDT_OK, Mem::host, Mem::host), "") << "40,960 bytes: eager";
+    EXPECT_EQ(expect_error(p, doubles(9000, false), 1, L::contiguous(9000, i64), 1, UCXDT_ERR_TYPE_MISMATCH,
+                           UCXDT_ERR_TYPE_MISMATCH, Mem::host, Mem::host), "") << "72,000 bytes: rendezvous";
+    EXPECT_EQ(expect_error(p, doubles(2048, false), 2, doubles(2048, false), 1, UCXDT_ERR_TRUNCATED, UCXDT_OK,
+                           Mem::host, Mem::host), "") << "32,768 bytes into 16,384: eager";
+}
+
+// Beside them, with the same defaults: a GPU receive takes a host sender's 40 KiB eager message
+// in its wire slot, and a GPU sender keeps its 8 KiB threshold.
+TEST(RndvEager, GpuLayoutsBesideHostEagerMessages) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the eager messages of GPU layouts are untested here";
+    Pair p{Config{-1, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    const auto i64 = L::named(UCXDT_INT64);
+    const std::pair<Mem, Mem> sides[] = {{Mem::host, Mem::cuda}, {Mem::cuda, Mem::host}, {Mem::cuda, Mem::cuda}};
+    for (const auto &[sm, rm] : sides)
+        EXPECT_EQ(run_case(p, doubles(5120, false), doubles(5120, true), 1, 95, false, sm, rm), "");
+    EXPECT_EQ(expect_error(p, doubles(5120, false), 1, L::contiguous(5120, i64), 1, UCXDT_ERR_TYPE_MISMATCH,
+                           UCXDT_ERR_TYPE_MISMATCH, Mem::cuda, Mem::host), "") << "a GPU sender's 40,960 bytes: rendezvous";
+}
+
 // ---- Many outstanding requests --------------------------------------------------------------
 
 // 1,000 sends each way, all posted before any completes, through 8 staging slots per side: the
