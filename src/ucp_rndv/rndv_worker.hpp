@@ -30,7 +30,7 @@ struct Config {
     int64_t host_eager = 64 << 10;    // UCXDT_HOST_EAGER_THRESHOLD: host layouts, whose eager
                                       // messages UCP packs and unpacks in place (wire_dt.cpp);
                                       // below it a rendezvous's round trips cost more than the
-                                      // copy through UCP (docs/performance.md, table d)
+                                      // copy through UCP (docs/performance.md, table c)
     int64_t frag = 1 << 20;
     int depth = 4;
     int slots = 16;
