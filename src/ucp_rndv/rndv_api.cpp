@@ -109,7 +109,7 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         if (c.slots < c.depth || c.slots > 65536)
             return fail(UCXDT_ERR_INVALID_PARAM, "staging slots must be in [depth, 65536]");
         auto w = std::make_unique<ucxdt_worker>();
-        if (ucxdt_status_t st = create_wire_dt(&w->wire_dt)) return st;
+        if (ucxdt_status_t st = wire_datatype(&w->wire_dt)) return st;
         w->ucp_worker = params->ucp_worker;
         w->ucp_context = params->ucp_context;
         w->cfg = c;
@@ -126,10 +126,8 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         hp.cb = am_handler;
         hp.arg = static_cast<Worker *>(w.get());
         const ucs_status_t us = ucp_worker_set_am_recv_handler(params->ucp_worker, &hp);
-        if (us != UCS_OK) {
-            ucp_dt_destroy(w->wire_dt);
+        if (us != UCS_OK)
             return fail(UCXDT_ERR_UCX, std::string("ucp_worker_set_am_recv_handler: ") + ucs_status_string(us));
-        }
         *worker = w.release();
         return UCXDT_OK;
     });
@@ -166,7 +164,6 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
     hp.id = UCXDT_UCP_AM_ID;
     hp.cb = nullptr;
     ucp_worker_set_am_recv_handler(w->ucp_worker, &hp);
-    ucp_dt_destroy(w->wire_dt);
     delete worker;
 }
 

@@ -93,6 +93,14 @@ Request *Worker::new_request(bool is_send, const ucxdt_request_param_t *param) {
 
 void Worker::complete(Request *r, ucxdt_status_t status) {
     if (r->status != UCXDT_INPROGRESS) return;
+    // A host eager send that UCP has yet to pack (canceled, failed) would read the layout after
+    // the caller has it back: the message is copied now, and UCP packs from the copy.
+    if (r->is_send && r->by_wire_dt && r->ucp_ops > 0 && !r->wire_copied) {
+        char *m = wire_alloc(r, sizeof(TagHeader) + static_cast<size_t>(r->packed));
+        std::memcpy(m, &r->hdr, sizeof(TagHeader));
+        if (move_bytes(r, nullptr, m + sizeof(TagHeader), 0, r->packed, true, false) == UCXDT_OK) r->wire_copied = true;
+        else clear_error();  // then UCP packs zeros after the header: the layout is not read
+    }
     r->status = status;
     if (r->memh) ucp_mem_unmap(ucp_context, r->memh), r->memh = nullptr;
     if (r->rkey) ucp_rkey_destroy(r->rkey), r->rkey = nullptr;

@@ -122,6 +122,8 @@ struct Request {
     bool by_wire_dt = false;
     bool wire_spilled = false;        // receive: the message is in `wire`
     bool wire_direct = false;         // receive: eager data went into the layout
+    bool wire_copied = false;         // send: the message is in `wire` (complete() copied it
+                                      // there while UCP still had it to send)
     size_t hdr_got = 0;               // receive: header bytes received into hdr
     ucxdt_status_t direct_status = UCXDT_OK;  // the wire datatype's pack or unpack status
 
@@ -463,8 +465,9 @@ ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64
 ucxdt_status_t check_signature(const Request *r, const TagHeader &h);
 
 /// The UCP generic datatype of Request::by_wire_dt: a request (count 1) stands for its tagged
-/// message, the header followed by its packed stream. Errors: UCXDT_ERR_UCX.
-ucxdt_status_t create_wire_dt(ucp_datatype_t *dt);
+/// message, the header followed by its packed stream. The same for every worker of the
+/// process, made on the first call. Thread safe. Errors: UCXDT_ERR_UCX.
+ucxdt_status_t wire_datatype(ucp_datatype_t *dt);
 
 }  // namespace ucxdt::rndv
 

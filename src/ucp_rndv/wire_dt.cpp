@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace ucxdt::rndv {
 
@@ -36,14 +37,18 @@ size_t pack(void *state, size_t offset, void *dest, size_t max_length) {
     const size_t total = kHeader + static_cast<size_t>(r->packed);
     const size_t n = offset < total ? std::min(max_length, total - offset) : 0;
     char *d = static_cast<char *>(dest);
+    if (r->wire_copied) return std::memcpy(d, r->wire.data() + offset, n), n;  // Worker::complete
     size_t done = 0;
     if (offset < kHeader) {
         done = std::min(n, kHeader - offset);
         std::memcpy(d, reinterpret_cast<const char *>(&r->hdr) + offset, done);
     }
-    if (done < n)
+    if (done < n && r->status != UCXDT_INPROGRESS) {
+        std::memset(d + done, 0, n - done);  // ended and not copied: the layout is the caller's again
+    } else if (done < n) {
         keep_first_error(r, move_bytes(r, nullptr, d + done, static_cast<int64_t>(offset + done - kHeader),
                                        static_cast<int64_t>(n - done), true, false));
+    }
     return n;
 }
 
@@ -55,6 +60,8 @@ bool direct(const Request *r) {
 ucs_status_t unpack(void *state, size_t offset, const void *src, size_t length) {
     auto *r = static_cast<Request *>(state);
     Worker *w = r->worker;
+    if (r->status != UCXDT_INPROGRESS) return UCS_OK;  // ended (the worker's destruction): the
+                                                       // buffer is the caller's again
     if (offset + length > landing_bytes(w->cfg)) return UCS_ERR_MESSAGE_TRUNCATED;
     const char *p = static_cast<const char *>(src);
     if (offset < kHeader) {
@@ -88,9 +95,17 @@ const ucp_generic_dt_ops_t kOps = {start_pack, start_unpack, packed_size, pack, 
 
 }  // namespace
 
-ucxdt_status_t create_wire_dt(ucp_datatype_t *dt) {
-    const ucs_status_t st = ucp_dt_create_generic(&kOps, nullptr, dt);
-    if (st != UCS_OK) return fail(UCXDT_ERR_UCX, std::string("ucp_dt_create_generic: ") + ucs_status_string(st));
+ucxdt_status_t wire_datatype(ucp_datatype_t *dt) {
+    // One per process and never destroyed: an operation UCP still holds after its ucxdt worker
+    // is gone would otherwise use a freed datatype.
+    static const std::pair<ucs_status_t, ucp_datatype_t> made = [] {
+        ucp_datatype_t d = 0;
+        const ucs_status_t st = ucp_dt_create_generic(&kOps, nullptr, &d);
+        return std::make_pair(st, d);
+    }();
+    if (made.first != UCS_OK)
+        return fail(UCXDT_ERR_UCX, std::string("ucp_dt_create_generic: ") + ucs_status_string(made.first));
+    *dt = made.second;
     return UCXDT_OK;
 }
 

@@ -871,6 +871,58 @@ TEST(RndvEager, GpuLayoutsBesideHostEagerMessages) {
                            UCXDT_ERR_TYPE_MISMATCH, Mem::cuda, Mem::host), "") << "a GPU sender's 40,960 bytes: rendezvous";
 }
 
+// ucxdt_ep_destroy cancels the sends that UCP still holds, and their callers then have their
+// buffers back and overwrite them. A host eager message that UCP packs after that must come
+// from the copy made at the cancel (Worker::complete), not from the overwritten layout: every
+// message that arrives holds the data as sent. Over TCP with 64 messages of 40 KiB posted
+// without progress, so that UCP holds the later ones unsent when the endpoint goes.
+TEST(RndvEager, CanceledHostSendsNeverReadTheirBuffersAgain) {
+    ScopedEnv env{{"UCX_TLS", "tcp"}};
+    Pair p{Config{-1, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    constexpr int kMessages = 64;
+    const auto t = doubles(5120, false);  // 40,960 packed bytes: eager for a host layout
+    Type h(*t);
+    std::vector<std::unique_ptr<Buffer>> src, dst;
+    std::vector<std::vector<std::byte>> sent, poison;
+    std::vector<ucxdt_status_ptr_t> rreqs, sreqs;
+    for (int i = 0; i < kMessages; ++i) {
+        src.push_back(std::make_unique<Buffer>(*t, 1, 500 + i));
+        dst.push_back(std::make_unique<Buffer>(*t, 1, ~(500 + i)));
+        sent.push_back(packed(*t, src[i]->ptr(), 1, 40960));
+        poison.push_back(dst[i]->bytes);
+        rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst[i]->ptr(), 1, h.h, 0x700 + i, ~0ull, nullptr));
+        ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreqs.back()));
+    }
+    for (int i = 0; i < kMessages; ++i) {
+        sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src[i]->ptr(), 1, h.h, 0x700 + i, nullptr));
+        ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreqs.back())) << status_name(UCXDT_PTR_STATUS(sreqs.back()));
+    }
+    ucxdt_ep_destroy(p.ep[0]);
+    p.ep[0] = nullptr;
+    std::vector<bool> canceled(kMessages, false);
+    for (int i = 0; i < kMessages; ++i) {
+        const int st = p.wait(sreqs[i]);
+        ASSERT_TRUE(st == UCXDT_OK || st == UCXDT_ERR_CANCELED) << i << ": " << status_name(st);
+        canceled[i] = st == UCXDT_ERR_CANCELED;
+        std::fill(src[i]->bytes.begin(), src[i]->bytes.end(), std::byte{0xee});  // the caller's again
+    }
+    ASSERT_GT(std::count(canceled.begin(), canceled.end(), true), 0) << "UCP held no send: nothing was tested";
+    int arrived_after_cancel = 0;
+    for (int i = 0; i < kMessages; ++i) {
+        const int st = T::wait_request(rreqs[i], [&] { p.progress(); }, std::chrono::seconds(5));
+        if (st == T::kStillRunning) {  // its message never left: the receive is canceled
+            ucxdt_request_cancel(p.w[1], rreqs[i]);
+            EXPECT_EQ(p.wait(rreqs[i]), UCXDT_ERR_CANCELED);
+            continue;
+        }
+        ASSERT_EQ(st, UCXDT_OK) << i;
+        EXPECT_EQ(check_received(*t, 1, *dst[i], poison[i], sent[i], 40960), "") << "message " << i;
+        arrived_after_cancel += canceled[i];
+    }
+    EXPECT_GT(arrived_after_cancel, 0) << "no canceled message arrived: the copy went untested";
+}
+
 // ---- Many outstanding requests --------------------------------------------------------------
 
 // 1,000 sends each way, all posted before any completes, through 8 staging slots per side: the
