@@ -72,7 +72,7 @@ ucs_status_t unpack(void *state, size_t offset, const void *src, size_t length) 
         offset += n, p += n, length -= n;
     }
     if (length == 0) return UCS_OK;
-    if (!r->wire_spilled && r->hdr_got == kHeader && direct(r)) {
+    if (!r->wire_spilled && r->hdr_got == kHeader && (r->wire_direct || direct(r))) {  // checked once
         // Bytes past the sent size are a wrong length, which recv_matched reports.
         const int64_t lo = static_cast<int64_t>(offset - kHeader);
         const int64_t n = std::min<int64_t>(static_cast<int64_t>(length), r->hdr.packed - lo);
