@@ -15,11 +15,10 @@ namespace {
 
 void tag_sent(void *request, ucs_status_t status, void *user_data) {
     auto *r = static_cast<Request *>(user_data);
-    Event e;
+    Event &e = r->worker->events.emplace_back();  // in place: an Event is 416 bytes
     e.kind = Event::tag_send_done;
     e.req = r;
     e.status = status;
-    r->worker->events.push_back(e);
     ucp_request_free(request);
 }
 
