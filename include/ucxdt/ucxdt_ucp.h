@@ -98,6 +98,9 @@
  *   UCXDT_FRAG_SIZE        bytes per rendezvous fragment (default 1 MiB)
  *   UCXDT_PIPELINE_DEPTH   fragments in flight per request (default 4)
  *   UCXDT_STAGING_SLOTS    host staging fragments per worker and role (default 16)
+ *   UCXDT_WIRE_POOL_SIZE   bytes of page-locked memory that the tagged messages of GPU
+ *                          layouts may take per worker, for sends and for receives each
+ *                          (default 8 MiB; at least UCXDT_STAGING_SLOTS messages either way)
  *   UCXDT_CUDA_IPC         y/n: the CUDA IPC path between GPU layouts of one node (default y)
  *   UCXDT_IPC_FRAG_SIZE    bytes of the largest IPC fragment (default 32 MiB); a message of P
  *                          bytes is cut into about sqrt(P / 10 MB) fragments (one below 22 MB),
@@ -115,8 +118,10 @@
  *                          staging in place when it can map it (default y; both sides' setting
  *                          must allow it). A mapped region stays mapped, and page-locked for
  *                          GPU receives, until the sending worker fails or this one is destroyed
- * Eager messages and RTSs of GPU layouts use UCXDT_STAGING_SLOTS page-locked buffers per worker
- * (pageable ones when all are in use), which the GPU packs into and unpacks from directly.
+ * Eager messages and RTSs of GPU layouts go in page-locked buffers, which the GPU packs into and
+ * unpacks from directly on the worker's stream: UCXDT_STAGING_SLOTS more each time all are in
+ * use, up to UCXDT_WIRE_POOL_SIZE; past it a message is packed or unpacked synchronously through
+ * pageable memory. A receive holds a buffer of the larger eager threshold, a send one of its own.
  * ucxdt_worker_print_config prints the values in force.
  */
 #ifndef UCXDT_UCXDT_UCP_H

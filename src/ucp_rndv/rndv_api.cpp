@@ -86,6 +86,7 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         c.frag = env_integer("UCXDT_FRAG_SIZE", c.frag);
         c.depth = static_cast<int>(env_integer("UCXDT_PIPELINE_DEPTH", c.depth));
         c.slots = static_cast<int>(env_integer("UCXDT_STAGING_SLOTS", c.slots));
+        c.wire_pool = env_integer("UCXDT_WIRE_POOL_SIZE", c.wire_pool, 0, int64_t(1) << 30);
         c.ipc = env_flag("UCXDT_CUDA_IPC", c.ipc) && cuda::gpu_present();
         c.ipc_frag_max = env_integer("UCXDT_IPC_FRAG_SIZE", c.ipc_frag_max, 4096, int64_t(1) << 30);
         c.ipc_strided = env_flag("UCXDT_IPC_STRIDED_COPY", c.ipc_strided);
@@ -217,11 +218,11 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
                  "# ucxdt worker configuration\n"
                  "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_HOST_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\n"
                  "UCXDT_PIPELINE_DEPTH=%d\n"
-                 "UCXDT_STAGING_SLOTS=%d\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
+                 "UCXDT_STAGING_SLOTS=%d\nUCXDT_WIRE_POOL_SIZE=%lld\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
                  "UCXDT_IPC_STRIDED_COPY=%s\nUCXDT_IPC_SAME_LAYOUT_COPY=%s\nUCXDT_HOST_FRAGS=%s\n"
                  "UCXDT_HOST_SHM=%s\n",
                  static_cast<long long>(c.eager), static_cast<long long>(c.host_eager),
-                 static_cast<long long>(c.frag), c.depth, c.slots,
+                 static_cast<long long>(c.frag), c.depth, c.slots, static_cast<long long>(c.wire_pool),
                  c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), c.ipc_strided ? "y" : "n",
                  c.ipc_same_layout ? "y" : "n", c.host_am ? "am" : "get", c.host_shm ? "y" : "n");
     std::fputs(ucxdt::cuda::sharing_settings().c_str(), stream);
@@ -292,7 +293,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
             // a window of small sends queues its packs back to back instead of waiting for each.
             char *m = w->wire_alloc(r, sizeof h + static_cast<size_t>(r->packed));
             std::memcpy(m, &h, sizeof h);
-            if (r->wire_slot >= 0 && w->wire_pool->page_locked() && r->packed > 0) {
+            if (r->wire_slot >= 0 && r->packed > 0) {
                 if (!w->gpu(r->gpu, &r->dev)) {
                     const ucxdt_status_t e = w->launch(r, GpuOp{GpuOp::send_tagged}, [&](const cudaStream_t *s) {
                         return move_bytes(r, s, m + sizeof h, 0, r->packed, true, false);

@@ -54,7 +54,7 @@ bool Worker::recv_matched(Request *r, const Event &e) {
         // A GPU layout unpacks out of the page-locked wire slot on the worker's stream of its
         // GPU, and completes when that is done (gpu_done), so that a window of small receives
         // queues its unpacks back to back.
-        if (r->wire_slot >= 0 && wire_pool->page_locked() && h.packed > 0) {
+        if (r->wire_slot >= 0 && h.packed > 0) {
             if (!gpu(r->gpu, &r->dev)) {
                 r->wire_busy = true;
                 const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_eager}, [&](const cudaStream_t *s) {

@@ -29,26 +29,27 @@ uint64_t node_identity() {
     return h;
 }
 
-size_t landing_bytes(const Config &c) {
-    const int64_t rts = kMaxRkeyBytes + 4 * static_cast<int64_t>(c.depth);
-    return (sizeof(TagHeader) + static_cast<size_t>(std::max({c.eager, c.host_eager, rts})) + 63) / 64 * 64;
-}
+namespace {
+
+// An RTS: the rkey and the initial slot list (an IPC reference is shorter).
+int64_t rts_bytes(const Config &c) { return kMaxRkeyBytes + 4 * static_cast<int64_t>(c.depth); }
+// A header and `payload` bytes, rounded up to 64 bytes.
+size_t message_bytes(int64_t payload) { return (sizeof(TagHeader) + static_cast<size_t>(payload) + 63) / 64 * 64; }
+
+}  // namespace
+
+size_t landing_bytes(const Config &c) { return message_bytes(std::max({c.eager, c.host_eager, rts_bytes(c)})); }
+size_t send_wire_bytes(const Config &c) { return message_bytes(std::max(c.eager, rts_bytes(c))); }
 
 char *Worker::wire_alloc(Request *r, size_t bytes) {
     r->wire_len = bytes;
-    if (r->gpu >= 0 && bytes <= landing_bytes(cfg)) {
-        if (!wire_pool && !wire_pool_failed) {
-            StagingPool *made = nullptr;
-            if (StagingPool::create(ucp_context, cfg.slots, static_cast<int64_t>(landing_bytes(cfg)), r->gpu, &made))
-                wire_pool_failed = true, clear_error();  // pageable buffers then
-            else
-                wire_pool.reset(made);
-        }
-        if (wire_pool)
-            if (const std::vector<int> s = wire_pool->take(1); !s.empty()) {
-                r->wire_slot = s[0];
-                return wire_pool->slot(s[0]);
-            }
+    if (r->gpu >= 0) {
+        WirePool &pool = wire_pools[r->is_send];
+        if (pool.slot_bytes() == 0)
+            pool.configure(ucp_context, cfg.slots,
+                           static_cast<int64_t>(r->is_send ? send_wire_bytes(cfg) : landing_bytes(cfg)), cfg.wire_pool);
+        if (bytes <= static_cast<size_t>(pool.slot_bytes()) && (r->wire_slot = pool.take(r->gpu)) >= 0)
+            return pool.slot(r->wire_slot);
     }
     if (r->wire.capacity() < bytes && !spare_wire.empty()) {
         r->wire.swap(spare_wire.back());
@@ -59,7 +60,7 @@ char *Worker::wire_alloc(Request *r, size_t bytes) {
 }
 
 void Worker::wire_free(Request *r) {
-    if (r->wire_slot >= 0) wire_pool->give(r->wire_slot), r->wire_slot = -1;
+    if (r->wire_slot >= 0) wire_pools[r->is_send].give(r->wire_slot), r->wire_slot = -1;
     // Up to one window of buffers, none larger than a landing (an RTS or eager message).
     constexpr size_t kSpares = 64;
     if (r->wire.capacity() > 0 && r->wire.capacity() <= landing_bytes(cfg) && spare_wire.size() < kSpares) {

@@ -9,6 +9,7 @@
 #include "ucp_dt/signature.hpp"
 #include "ucp_rndv/rndv_wire.hpp"
 #include "ucp_rndv/staging_pool.hpp"
+#include "ucp_rndv/wire_pool.hpp"
 #include "uct_cuda/device_staging.hpp"
 #include "uct_cuda/ipc.hpp"
 
@@ -34,6 +35,8 @@ struct Config {
     int64_t frag = 1 << 20;
     int depth = 4;
     int slots = 16;
+    int64_t wire_pool = 8 << 20;     // UCXDT_WIRE_POOL_SIZE: page-locked bytes each wire pool
+                                     // (GPU layouts' sends, receives) may grow to
     bool ipc = true;                 // UCXDT_CUDA_IPC
     int64_t ipc_frag_max = 32 << 20;  // UCXDT_IPC_FRAG_SIZE: largest fragment (device staging slot)
     bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
@@ -48,6 +51,8 @@ struct Config {
 /// Bytes a posted receive reserves for the tagged message: an eager message of either memory
 /// kind, or the largest RTS (an rkey and the initial slot list, or an IPC reference).
 size_t landing_bytes(const Config &c);
+/// Bytes of a GPU layout's tagged message at most: its eager message, or the largest RTS.
+size_t send_wire_bytes(const Config &c);
 
 struct Worker;
 struct Ep;
@@ -286,9 +291,9 @@ struct Worker {
     // Host staging per role, made on first use: sends and receives apart, so that a receive
     // never waits for slots held by sends that themselves wait for receives.
     std::unique_ptr<StagingPool> pools[2];
-    // Page-locked buffers for the tagged messages of GPU layouts (Request::wire_slot).
-    std::unique_ptr<StagingPool> wire_pool;
-    bool wire_pool_failed = false;
+    // Page-locked buffers for the tagged messages of GPU layouts (Request::wire_slot), by role
+    // (index is_send): a receive reserves a landing, a send only its own message.
+    WirePool wire_pools[2];
     ucp_datatype_t wire_dt = 0;  // the tagged message of host layouts (Request::by_wire_dt)
     // Host wire buffers of ended requests, kept for the next ones: a window of small messages
     // otherwise paid a malloc and a free of several KiB apiece (perf, host eager sends).
@@ -328,11 +333,11 @@ struct Worker {
     /// Takes up to `want` slots of the pool of r's role into r->slots; false when none is free.
     ucxdt_status_t take_slots(Request *r, int want);
     Request *new_request(bool is_send, const ucxdt_request_param_t *param);
-    /// Where r's tagged message of `bytes` goes: a wire pool slot for a GPU layout while one is
-    /// free, else r->wire.
+    /// Where r's tagged message of `bytes` goes: a page-locked wire slot for a GPU layout while
+    /// the pool of its role has one or may grow, else r->wire.
     char *wire_alloc(Request *r, size_t bytes);
     char *wire_data(const Request *r) const {
-        return r->wire_slot >= 0 ? wire_pool->slot(r->wire_slot) : const_cast<char *>(r->wire.data());
+        return r->wire_slot >= 0 ? wire_pools[r->is_send].slot(r->wire_slot) : const_cast<char *>(r->wire.data());
     }
     /// UCP is done with r's tagged message.
     void wire_free(Request *r);

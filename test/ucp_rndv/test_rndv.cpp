@@ -295,7 +295,7 @@ void gpu_path_cases(bool ipc) {
     EXPECT_EQ(expect_error(p, vec, 1, L::contiguous(4000, L::named(UCXDT_INT64)), 1, UCXDT_ERR_TYPE_MISMATCH,
                            UCXDT_ERR_TYPE_MISMATCH, Mem::cuda, Mem::cuda), "");
     const ucxdt::rndv::Worker &sender = internals(p.w[0]);
-    EXPECT_NE(sender.wire_pool, nullptr) << "GPU eager messages did not use page-locked buffers";
+    EXPECT_GT(sender.wire_pools[1].chunks(), 0) << "GPU eager messages did not use page-locked buffers";
     if (ipc) {
         EXPECT_EQ(sender.pools[0], nullptr) << "a GPU send went through host staging";
         EXPECT_FALSE(sender.gpus.empty());
@@ -385,6 +385,32 @@ TEST(RndvGpu, HostStagedManyOutstanding) {
             ASSERT_NE(receiver.pools[1], nullptr);
             EXPECT_EQ(receiver.host_frags.in_place, 0u);
             EXPECT_EQ(receiver.pools[1]->free_slots(), 8) << "the receiver holds host slots after its requests ended";
+        }
+    }
+}
+
+// A window of GPU eager messages five times the staging slots (8): each send and each receive
+// holds a page-locked wire buffer until UCP is done with it, so both pools grow by a chunk of 8
+// at a time instead of packing and unpacking the rest synchronously through pageable memory. With
+// UCXDT_WIRE_POOL_SIZE below one chunk the pools stay at one chunk, and the rest go that way,
+// with the same data. Every buffer is free afterwards.
+TEST(RndvGpu, EagerWindowsGrowTheWirePools) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: GPU eager messages are untested here";
+    for (const char *cap : {"8388608", "1"}) {
+        ScopedEnv env{{"UCXDT_WIRE_POOL_SIZE", cap}, {"UCXDT_CUDA_IPC", "y"}};
+        Pair p{Config{}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        // 64 doubles, 512 bytes packed: eager (threshold 1024).
+        ASSERT_NO_FATAL_FAILURE(many_at_once(p, doubles(64, false), L::vector(32, 2, 3, dbl), 40, 512, 700, true,
+                                             [](int) { return Mem::cuda; }));
+        for (int i = 0; i < 200; ++i) p.progress();  // UCP's last send completions
+        const bool grows = cap[0] == '8';
+        for (int k = 0; k < 2; ++k) {
+            const ucxdt::rndv::WirePool &pool = internals(p.w[k]).wire_pools[k == 0];
+            if (grows) EXPECT_EQ(pool.chunks(), 5) << "worker " << k << ": 40 messages in chunks of 8";
+            else EXPECT_EQ(pool.chunks(), 1) << "worker " << k << ": the pool grew past UCXDT_WIRE_POOL_SIZE";
+            EXPECT_EQ(pool.free_slots(), pool.chunks() * 8) << "worker " << k << " holds wire buffers";
         }
     }
 }
@@ -835,6 +861,16 @@ TEST(RndvWorker, EagerThresholdsOfBothMemoryKinds) {
     EXPECT_NE(c.find("eager thresholds must be in [0, 64 MiB]"), std::string::npos) << c;
     unsetenv("UCXDT_EAGER_THRESHOLD");
     unsetenv("UCXDT_HOST_EAGER_THRESHOLD");
+}
+
+// The GPU layouts' wire pools may take 8 MiB each by default; UCXDT_WIRE_POOL_SIZE sets it.
+TEST(RndvWorker, WirePoolSize) {
+    unsetenv("UCXDT_WIRE_POOL_SIZE");
+    std::string c = worker_config(Config{});
+    EXPECT_TRUE(has_line(c, "UCXDT_WIRE_POOL_SIZE=8388608")) << c;
+    ScopedEnv env{{"UCXDT_WIRE_POOL_SIZE", "65536"}};
+    c = worker_config(Config{});
+    EXPECT_TRUE(has_line(c, "UCXDT_WIRE_POOL_SIZE=65536")) << c;
 }
 
 // With the default thresholds a 40 KiB host message goes eagerly, packed and unpacked by UCP's
