@@ -111,6 +111,10 @@
  *                          layout of the same block list (default y)
  *   UCXDT_IPC_STRIDED_COPY y/n: a strided sender copies run by run into a strided receive
  *                          layout of the same run length (default y)
+ *   UCXDT_IPC_PULL_SIZE    up to this many packed bytes, that run-by-run copy is the
+ *                          receiver's, from the sender's layout, which saves the receiver's
+ *                          reply before it (default 262144; 0: never; both sides' setting must
+ *                          allow it)
  *   UCXDT_HOST_FRAGS       am|get: how the fragments of a sender outside CUDA IPC travel, as
  *                          active messages or as the receiver's GETs (default am; the
  *                          sender's setting decides)

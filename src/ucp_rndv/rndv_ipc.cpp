@@ -6,7 +6,9 @@
 //   receiver contiguous: the receiver's RTR carries its buffer, which the sender packs into;
 //   both strided, runs of one length: the RTR carries the receiver's first run and the shape of
 //                        its layout, and the sender copies each run into the run of the same
-//                        index (one GPU operation in all, where pack and unpack take two);
+//                        index (one GPU operation in all, where pack and unpack take two); up
+//                        to UCXDT_IPC_PULL_SIZE the RTS carries the sender's first run and
+//                        shape instead, and the receiver copies, then sends the ATS (pull);
 //   one block list on both sides (equal layout hashes): the RTR carries the receiver's lowest
 //                        byte, and the sender copies each byte to its own displacement there;
 //   neither:             push: the RTR and then ACKs grant slots of the receiver's device
@@ -77,6 +79,16 @@ bool run_span(const Plan &p, int64_t *lo, int64_t *hi) {
     return true;
 }
 
+// p's shape, runs relative to its first (shape_fits(p)).
+StridedShape shape_of(const Plan &p) {
+    StridedShape s{};
+    s.block_len = p.block_len;
+    s.packed = p.packed_size;
+    s.ndims = static_cast<int32_t>(p.dims.size());
+    for (size_t k = 0; k < p.dims.size(); ++k) s.dims[k] = {p.dims[k].count, p.dims[k].stride};
+    return s;
+}
+
 // Exports the device memory at `ptr` into *ref when bytes [ptr + lo, ptr + hi) all lie in the
 // allocation that the reference maps (a layout the peer will write through it); else false,
 // with *ref cleared and no error left behind.
@@ -145,6 +157,14 @@ bool Worker::send_start_ipc(Request *r) {
         h.run_len = cfg.ipc_strided && shape_fits(*r->plan) ? r->plan->block_len : 0;
         h.layout_hash = cfg.ipc_same_layout && r->plan->cls == UCXDT_PLAN_BLOCK_LIST ? r->plan->layout_hash : 0;
     }
+    // A small strided message offers the receiver its runs to copy itself (pull): one round
+    // trip (RTS, ATS) where the sender's copy takes one and a half (RTS, RTR, FIN), and the
+    // copy's CPU work (the GPU call and its event) falls to the receiver, which otherwise waits.
+    // Larger ones are pushed: kernels write peer memory faster than they read it.
+    cuda::IpcRef runs{};
+    int64_t lo = 0, hi = 0;
+    h.pull = h.run_len > 0 && r->packed <= cfg.ipc_pull && run_span(*r->plan, &lo, &hi) &&
+             export_covering(at(r->buffer, r->plan->base), lo, hi, &runs);
     r->ipc = true;
     h.kind = TagKind::rts;
     h.ipc = 1;
@@ -153,9 +173,14 @@ bool Worker::send_start_ipc(Request *r) {
     h.rkey_len = 0;
     h.remote_addr = ref.base + ref.offset;
     r->nfrags = (r->packed + h.frag - 1) / h.frag;
-    char *m = wire_alloc(r, sizeof h + sizeof ref);
+    const StridedShape shape = h.pull ? shape_of(*r->plan) : StridedShape{};
+    char *m = wire_alloc(r, sizeof h + sizeof ref + (h.pull ? sizeof runs + sizeof shape : 0));
     std::memcpy(m, &h, sizeof h);
     std::memcpy(m + sizeof h, &ref, sizeof ref);
+    if (h.pull) {
+        std::memcpy(m + sizeof h + sizeof ref, &runs, sizeof runs);
+        std::memcpy(m + sizeof h + 2 * sizeof ref, &shape, sizeof shape);
+    }
     if (ucxdt_status_t st = send_tagged(r)) complete(r, st);
     return true;
 }
@@ -251,6 +276,7 @@ bool Worker::recv_start_ipc(Request *r) {
         if (st) recv_finish(r, st);
         return true;
     }
+    if (strided_pull(r, p)) return true;
     AmHeader rtr{};
     rtr.kind = AmKind::rtr;
     rtr.sreq_id = r->hdr.sreq_id;
@@ -285,11 +311,23 @@ bool Worker::strided_offer(Request *r, AmHeader *rtr, StridedShape *shape) {
     int64_t lo = 0, hi = 0;
     if (!run_span(p, &lo, &hi)) return false;
     if (!export_covering(at(r->buffer, p.base), lo, hi, &rtr->ref)) return false;  // every run
-    *shape = StridedShape{};
-    shape->block_len = p.block_len;
-    shape->packed = p.packed_size;
-    shape->ndims = static_cast<int32_t>(p.dims.size());
-    for (size_t k = 0; k < p.dims.size(); ++k) shape->dims[k] = {p.dims[k].count, p.dims[k].stride};
+    *shape = shape_of(p);
+    return true;
+}
+
+bool Worker::strided_pull(Request *r, const PeerInfo &p) {
+    Plan from;
+    if (!r->pull_offered || !cfg.ipc_strided || r->gpu < 0 || r->hdr.packed > cfg.ipc_pull ||
+        !plan_of(r->pull_shape, &from) || !cuda::strided_pair(from, *r->plan))
+        return false;
+    if (ucxdt_status_t st = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
+    ++ipc_pulls;
+    const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
+        cuda::DeviceGuard g(r->gpu);
+        if (ucxdt_status_t gs = g.status()) return gs;
+        return cuda::copy_layouts_async(from, r->peer_mem, *r->plan, r->buffer, r->gpu, *s, r->peer_gpu);
+    });
+    if (st) recv_finish(r, st);
     return true;
 }
 

@@ -83,6 +83,11 @@ bool Worker::recv_matched(Request *r, const Event &e) {
             return true;
         }
         std::memcpy(&r->peer_ref, p, sizeof r->peer_ref);
+        if (h.pull && e.length >= sizeof h + 2 * sizeof r->peer_ref + sizeof r->pull_shape) {
+            std::memcpy(&r->pull_ref, p + sizeof r->peer_ref, sizeof r->pull_ref);
+            std::memcpy(&r->pull_shape, p + 2 * sizeof r->peer_ref, sizeof r->pull_shape);
+            r->pull_offered = true;
+        }
         return recv_advance(r);
     }
     for (int i = 0; i < h.initial && i < r->nfrags; ++i) std::memcpy(&r->remote_slots[i], p + i * 4, 4);

@@ -41,11 +41,16 @@ struct TagHeader {
     int64_t staging_bytes;  // RTS with am_frags and an rkey (a receiver on the sender's node):
                             // the sender's staging region, remote_addr and this many bytes,
                             // which the receiver may map and read in place (PeerStaging)
+    int64_t pull;           // IPC RTS of a strided sender (run_len > 0): 1 when a second
+                            // cuda::IpcRef, of the sender's first run, and the StridedShape of its
+                            // layout follow the first, so that the receiver may copy the runs
+                            // itself and answer with the ATS alone (0: not)
 };
 
-/// The strided layout of a receive (STRIDED plan, kernels::kMaxDims dims at most): runs of
-/// block_len bytes at the RTR's reference plus the displacement of their index by `dims`
-/// (outermost first, innermost fastest). Sent as the data of an RTR with direct == 2.
+/// A strided layout (STRIDED plan, kernels::kMaxDims dims at most): runs of block_len bytes at
+/// a reference plus the displacement of their index by `dims` (outermost first, innermost
+/// fastest). Sent as the data of an RTR with direct == 2 (the receive's), and after the pull
+/// reference of an IPC RTS (the send's).
 struct StridedShape {
     static constexpr int kMaxDims = 8;
     int64_t block_len;

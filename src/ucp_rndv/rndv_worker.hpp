@@ -40,6 +40,8 @@ struct Config {
     bool ipc = true;                 // UCXDT_CUDA_IPC
     int64_t ipc_frag_max = 32 << 20;  // UCXDT_IPC_FRAG_SIZE: largest fragment (device staging slot)
     bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
+    int64_t ipc_pull = 256 << 10;     // UCXDT_IPC_PULL_SIZE: up to this many bytes, the receiver
+                                      // makes that copy from the sender's layout (TagHeader::pull)
     bool ipc_same_layout = true;      // UCXDT_IPC_SAME_LAYOUT_COPY: a block list into the same
                                       // block list, each byte to its own displacement
     bool host_am = true;              // UCXDT_HOST_FRAGS=am: a staged sender sends its fragments
@@ -151,6 +153,10 @@ struct Request {
     // CUDA IPC path (both sides).
     bool ipc = false;
     cuda::IpcRef peer_ref{};       // the peer memory mapped for this request
+    // Receive, pull: the sender's first run and the shape of its layout (TagHeader::pull).
+    bool pull_offered = false;
+    cuda::IpcRef pull_ref{};
+    StridedShape pull_shape{};
     char *peer_mem = nullptr;      // ... at this local address (sender data, its staging, or
                                    // the receiver's buffer)
     int map_device = -1;
@@ -308,6 +314,7 @@ struct Worker {
     struct {
         uint64_t am = 0, get = 0, in_place = 0;
     } host_frags;
+    uint64_t ipc_pulls = 0;  // receives that copied the runs of the sender's layout (pull)
     // Push: device slots of receives that failed while their sender could still be writing them,
     // by receive id; the sender's FIN (sent once its GPU work ended) gives them back, or the
     // sender's failure (its context, and so its writes, end with its process).
@@ -375,6 +382,7 @@ struct Worker {
     /// Whether r's sender may copy its strided layout run by run into r's: then fills the RTR's
     /// reference and the shape (false, with no error left, when not).
     bool strided_offer(Request *r, AmHeader *rtr, StridedShape *shape);
+    bool strided_pull(Request *r, const PeerInfo &p);  // the receiver copies from the send layout
     bool same_layout_offer(Request *r, AmHeader *rtr);
     ucxdt_status_t recv_grant(Request *r, int slot, AmKind kind);  // the slot takes fragment next_get
     AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields
