@@ -113,7 +113,7 @@
  *                          layout of the same run length (default y)
  *   UCXDT_IPC_PULL_SIZE    up to this many packed bytes, that run-by-run copy is the
  *                          receiver's, from the sender's layout, which saves the receiver's
- *                          reply before it (default 262144; 0: never; both sides' setting must
+ *                          reply before it (default 524288; 0: never; both sides' setting must
  *                          allow it)
  *   UCXDT_HOST_FRAGS       am|get: how the fragments of a sender outside CUDA IPC travel, as
  *                          active messages or as the receiver's GETs (default am; the
