@@ -50,7 +50,7 @@ bool Worker::recv_matched(Request *r, const Event &e) {
             return true;
         }
         r->packed = h.packed;
-        if (r->wire_direct) return complete(r, r->direct_status), true;
+        if (r->wire_direct) return complete(r, UCXDT_OK), true;
         // A GPU layout unpacks out of the page-locked wire slot on the worker's stream of its
         // GPU, and completes when that is done (gpu_done), so that a window of small receives
         // queues its unpacks back to back.

@@ -47,7 +47,7 @@ ucxdt_status_t post_tagged(Request *r) {
     if (UCS_PTR_IS_ERR(s)) return Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(s));
     if (s == nullptr && eager) {
         r->worker->wire_free(r);
-        r->worker->complete(r, r->direct_status);
+        r->worker->complete(r, UCXDT_OK);
         return UCXDT_OK;
     }
     ++r->ucp_ops;

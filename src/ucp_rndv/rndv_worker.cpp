@@ -304,7 +304,7 @@ unsigned Worker::progress() {
             case Event::tag_send_done:
                 wire_free(e.req);
                 if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_send_nbx", e.status));
-                else if (e.req->hdr.kind == TagKind::eager) complete(e.req, e.req->direct_status);
+                else if (e.req->hdr.kind == TagKind::eager) complete(e.req, UCXDT_OK);
                 break;
             case Event::tag_recv_done:
                 if (e.req->status != UCXDT_INPROGRESS) {}  // destroyed meanwhile

@@ -132,7 +132,6 @@ struct Request {
     bool wire_copied = false;         // send: the message is in `wire` (complete() copied it
                                       // there while UCP still had it to send)
     size_t hdr_got = 0;               // receive: header bytes received into hdr
-    ucxdt_status_t direct_status = UCXDT_OK;  // the wire datatype's pack or unpack status
 
     // Send.
     Ep *ep = nullptr;

@@ -1,11 +1,14 @@
 // The tagged message of a host layout as a UCP generic datatype (Request::by_wire_dt): UCP packs
 // the header and the packed stream through these callbacks straight from the user's layout into
-// its own send buffer, and hands a receive's bytes straight to the unpack callback. Through a
+// its own send buffer, and hands a receive's bytes straight to the unpack callback. Both sides
+// are host memory, so the CPU engine runs without asking CUDA what the buffers are (two
+// cudaPointerGetAttributes calls a message on a GPU machine). Through a
 // contiguous wire buffer each side made one more copy of every eager message, and the pipeline
 // sent 4 KiB host messages slower than UCP's generic datatype path (issue 22).
 #include "ucp_rndv/rndv_worker.hpp"
 
 #include "base/error.hpp"
+#include "ucp_dt/cpu_engine.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -28,10 +31,6 @@ size_t packed_size(void *state) {
     return r->is_send ? kHeader + static_cast<size_t>(r->packed) : landing_bytes(r->worker->cfg);
 }
 
-void keep_first_error(Request *r, ucxdt_status_t st) {
-    if (st && !r->direct_status) r->direct_status = st;
-}
-
 size_t pack(void *state, size_t offset, void *dest, size_t max_length) {
     auto *r = static_cast<Request *>(state);
     const size_t total = kHeader + static_cast<size_t>(r->packed);
@@ -46,8 +45,8 @@ size_t pack(void *state, size_t offset, void *dest, size_t max_length) {
     if (done < n && r->status != UCXDT_INPROGRESS) {
         std::memset(d + done, 0, n - done);  // ended and not copied: the layout is the caller's again
     } else if (done < n) {
-        keep_first_error(r, move_bytes(r, nullptr, d + done, static_cast<int64_t>(offset + done - kHeader),
-                                       static_cast<int64_t>(n - done), true, false));
+        cpu::pack(*r->plan, r->buffer, static_cast<int64_t>(offset + done - kHeader), static_cast<int64_t>(n - done),
+                  d + done);
     }
     return n;
 }
@@ -76,7 +75,7 @@ ucs_status_t unpack(void *state, size_t offset, const void *src, size_t length) 
         // Bytes past the sent size are a wrong length, which recv_matched reports.
         const int64_t lo = static_cast<int64_t>(offset - kHeader);
         const int64_t n = std::min<int64_t>(static_cast<int64_t>(length), r->hdr.packed - lo);
-        if (n > 0) keep_first_error(r, move_bytes(r, nullptr, const_cast<char *>(p), lo, n, false, false));
+        if (n > 0) cpu::unpack(*r->plan, r->buffer, lo, n, p);
         r->wire_direct = true;
         return UCS_OK;
     }
