@@ -8,7 +8,8 @@
 //                        its layout, and the sender copies each run into the run of the same
 //                        index (one GPU operation in all, where pack and unpack take two); up
 //                        to UCXDT_IPC_PULL_SIZE the RTS carries the sender's first run and
-//                        shape instead, and the receiver copies, then sends the ATS (pull);
+//                        shape instead, and the receiver copies, then sends the ATS (pull;
+//                        a contiguous receiver too, into its runs laid end to end);
 //   one block list on both sides (equal layout hashes): the RTR carries the receiver's lowest
 //                        byte, and the sender copies each byte to its own displacement there;
 //   neither:             push: the RTR and then ACKs grant slots of the receiver's device
@@ -318,14 +319,28 @@ bool Worker::strided_offer(Request *r, AmHeader *rtr, StridedShape *shape) {
 bool Worker::strided_pull(Request *r, const PeerInfo &p) {
     Plan from;
     if (!r->pull_offered || !cfg.ipc_strided || r->gpu < 0 || r->hdr.packed > cfg.ipc_pull ||
-        !plan_of(r->pull_shape, &from) || !cuda::strided_pair(from, *r->plan))
+        !plan_of(r->pull_shape, &from))
         return false;
+    // A contiguous receive takes the runs back to back: a strided layout of one level whose
+    // stride is the run, from the first data byte.
+    Plan dense;
+    const bool packs = r->dense;
+    if (packs) {
+        dense.cls = UCXDT_PLAN_STRIDED;
+        dense.dims = {{from.num_blocks, from.block_len}};
+        dense.block_len = dense.unit_size = from.block_len;
+        dense.packed_size = r->plan->packed_size;
+        dense.num_blocks = from.num_blocks;
+    }
+    const Plan &to = packs ? dense : *r->plan;
+    char *to_buf = packs ? at(r->buffer, r->plan->base) : r->buffer;
+    if (!cuda::strided_pair(from, to)) return false;
     if (ucxdt_status_t st = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
     ++ipc_pulls;
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
         cuda::DeviceGuard g(r->gpu);
         if (ucxdt_status_t gs = g.status()) return gs;
-        return cuda::copy_layouts_async(from, r->peer_mem, *r->plan, r->buffer, r->gpu, *s, r->peer_gpu);
+        return cuda::copy_layouts_async(from, r->peer_mem, to, to_buf, r->gpu, *s, r->peer_gpu);
     });
     if (st) recv_finish(r, st);
     return true;

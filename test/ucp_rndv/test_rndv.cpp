@@ -443,7 +443,7 @@ TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
 // A strided send into a strided receive whose runs have the same length: each run is copied
 // into the receive layout (the strided kernel, or one 2-D copy), by the receiver from the
 // sender's layout up to UCXDT_IPC_PULL_SIZE packed bytes (pull), else by the sender, and the
-// receiver stages nothing. With UCXDT_IPC_STRIDED_COPY=n the same transfers go through the
+// receiver stages nothing. A contiguous receive pulls the same way, its runs end to end. With UCXDT_IPC_STRIDED_COPY=n the same transfers go through the
 // receiver's device slots. Either way, only the receive layout's bytes change.
 TEST(RndvGpu, StridedIntoStridedRunByRun) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
@@ -458,9 +458,16 @@ TEST(RndvGpu, StridedIntoStridedRunByRun) {
         {L::vector(100, 4096, 5000, dbl), L::vector(100, 4096, 4200, dbl)},  // 32 KiB rows
         {L::vector(500, 8, 10, dbl), L::hvector(500, 8, 67, dbl)},            // receive runs at odd addresses
     };
-    // Packed bytes: 320,000, 320,000, 36,000, 7,000, 18,560, 3,276,800, 32,000.
+    // Into contiguous receives, which the receiver packs itself when it pulls.
+    const std::pair<L::TypeDescPtr, L::TypeDescPtr> into_dense[] = {
+        {L::vector(3000, 3, 5, i32), L::contiguous(9000, i32)},
+        {L::subarray({20, 30, 8}, {20, 29, 4}, {0, 1, 2}, UCXDT_ORDER_C, dbl), L::contiguous(2320, dbl)},
+        {L::vector(100, 4096, 5000, dbl), L::contiguous(409600, dbl)},
+    };
+    // Packed bytes: 320,000, 320,000, 36,000, 7,000, 18,560, 3,276,800, 32,000; then 36,000,
+    // 18,560, 3,276,800.
     const std::tuple<const char *, const char *, uint64_t> settings[] = {
-        {"y", "0", 0}, {"y", "65536", 4}, {"y", "1073741824", 7}, {"n", "1073741824", 0}};
+        {"y", "0", 0}, {"y", "65536", 4 + 2}, {"y", "1073741824", 7 + 3}, {"n", "1073741824", 0}};
     for (const auto &[on, pull, pulls] : settings) {
         ScopedEnv env{{"UCXDT_IPC_STRIDED_COPY", on}, {"UCXDT_IPC_PULL_SIZE", pull}, {"UCXDT_CUDA_IPC", "y"}};
         Pair p{Config{1024, 16384, 2, 8}};
@@ -470,6 +477,11 @@ TEST(RndvGpu, StridedIntoStridedRunByRun) {
             EXPECT_EQ(run_case(p, cases[i].first, cases[i].second, 1, 0x5e0 + i, i % 2 == 1, Mem::cuda, Mem::cuda), "")
                 << short_desc(*cases[i].first) << " into " << short_desc(*cases[i].second) << ", "
                 << "UCXDT_IPC_STRIDED_COPY=" << on << ", UCXDT_IPC_PULL_SIZE=" << pull;
+        for (size_t i = 0; i < std::size(into_dense); ++i)
+            EXPECT_EQ(run_case(p, into_dense[i].first, into_dense[i].second, 1, 0x5f0 + i, i == 1, Mem::cuda,
+                               Mem::cuda),
+                      "")
+                << short_desc(*into_dense[i].first) << " into contiguous, UCXDT_IPC_PULL_SIZE=" << pull;
         EXPECT_EQ(ipc_staged(p.w[1]), std::string(on) == "n") << "the receiver's device staging, UCXDT_IPC_STRIDED_COPY=" << on;
         EXPECT_EQ(internals(p.w[1]).ipc_pulls, pulls) << "receives that pulled, UCXDT_IPC_PULL_SIZE=" << pull;
     }
