@@ -3,7 +3,8 @@
 // through CUDA IPC mappings instead of staging through the host (Wu et al., HPDC'16, 4.1, with
 // cuda_ipc in place of the BTL's RDMA). The RTS carries an IPC reference instead of an rkey:
 //   sender contiguous:   the receiver copies (or unpacks) straight from the sender's buffer;
-//   receiver contiguous: the receiver's RTR carries its buffer, which the sender packs into;
+//   receiver contiguous: the receiver's RTR carries its buffer, which the sender packs into
+//                        (a small strided sender's runs the receiver pulls, below);
 //   both strided, runs of one length: the RTR carries the receiver's first run and the shape of
 //                        its layout, and the sender copies each run into the run of the same
 //                        index (one GPU operation in all, where pack and unpack take two); up
@@ -324,16 +325,15 @@ bool Worker::strided_pull(Request *r, const PeerInfo &p) {
     // A contiguous receive takes the runs back to back: a strided layout of one level whose
     // stride is the run, from the first data byte.
     Plan dense;
-    const bool packs = r->dense;
-    if (packs) {
+    if (r->dense) {
         dense.cls = UCXDT_PLAN_STRIDED;
         dense.dims = {{from.num_blocks, from.block_len}};
         dense.block_len = dense.unit_size = from.block_len;
         dense.packed_size = r->plan->packed_size;
         dense.num_blocks = from.num_blocks;
     }
-    const Plan &to = packs ? dense : *r->plan;
-    char *to_buf = packs ? at(r->buffer, r->plan->base) : r->buffer;
+    const Plan &to = r->dense ? dense : *r->plan;
+    char *to_buf = r->dense ? at(r->buffer, r->plan->base) : r->buffer;
     if (!cuda::strided_pair(from, to)) return false;
     if (ucxdt_status_t st = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
     ++ipc_pulls;
