@@ -43,11 +43,10 @@ ucxdt_status_ptr_t start_op(ucxdt_ep_h ep, bool put, void *origin, int64_t origi
         if (ucxdt_status_t e = resolve(target_type, "target_type", &t)) return e;
         if (ucxdt_status_t e = require_committed(*t, "target_type")) return e;
         if (ucxdt_status_t e = get_plan(*t, target_count, &op->target)) return e;
-        // MPI-4.1 12.3: the origin and target type signatures must match.
-        ucxdt_signature_t so{}, sd{};
-        if (ucxdt_status_t e = ucxdt_type_signature(origin_type, origin_count, &so)) return e;
-        if (ucxdt_status_t e = ucxdt_type_signature(target_type, target_count, &sd)) return e;
-        if (so.hash != sd.hash || so.length != sd.length || r->packed != op->target->packed_size)
+        // MPI-4.1 12.3: the origin and target type signatures must match. Both types are resolved
+        // here already: the handle table is not asked again.
+        const Signature so = Signature::repeat(r->type_sig, origin_count), sd = Signature::repeat(t->signature, target_count);
+        if (!(so == sd) || r->packed != op->target->packed_size)
             return fail(UCXDT_ERR_TYPE_MISMATCH, "the origin and target type signatures differ");
         if (ucxdt_status_t e = op->rma->start(r, *rkey, remote)) return e;
         if (r->packed == 0) w->complete(r, UCXDT_OK);
