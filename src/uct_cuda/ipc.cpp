@@ -116,6 +116,12 @@ bool ipc_on_device(const IpcRef &ref, int device) {
     return std::memcmp(&u, ref.device_uuid, sizeof u) == 0;
 }
 
+IpcImports::Key IpcImports::key(uint64_t peer, int device, const IpcRef &ref) {
+    Key k{peer, device, {}};
+    std::memcpy(k.handle.data(), ref.handle, sizeof ref.handle);
+    return k;
+}
+
 IpcImports::~IpcImports() {
     while (!entries_.empty()) close(entries_.begin());
 }
@@ -147,7 +153,7 @@ ucxdt_status_t IpcImports::map(uint64_t peer, const IpcRef &ref, int device, boo
         *out = reinterpret_cast<char *>(ref.base + ref.offset);
         return UCXDT_OK;
     }
-    Key k{peer, device, std::string(ref.handle, sizeof ref.handle)};
+    const Key k = key(peer, device, ref);
     auto it = entries_.find(k);
     if (it == entries_.end()) {
         DeviceGuard g(device);
@@ -168,7 +174,7 @@ ucxdt_status_t IpcImports::map(uint64_t peer, const IpcRef &ref, int device, boo
 }
 
 void IpcImports::unmap(uint64_t peer, const IpcRef &ref, int device) {
-    auto it = entries_.find(Key{peer, device, std::string(ref.handle, sizeof ref.handle)});
+    auto it = entries_.find(key(peer, device, ref));
     if (it == entries_.end() || it->second.holds == 0) return;
     if (--it->second.holds == 0) it->second.lru = idle_.insert(idle_.end(), it->first);
     trim();

@@ -7,6 +7,7 @@
 
 #include <ucxdt/ucxdt.h>
 
+#include <array>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -54,7 +55,7 @@ private:
     struct Key {
         uint64_t peer;
         int device;
-        std::string handle;
+        std::array<char, sizeof IpcRef::handle> handle;  // no allocation per map and unmap
         bool operator<(const Key &o) const {
             return peer != o.peer ? peer < o.peer : device != o.device ? device < o.device : handle < o.handle;
         }
@@ -64,6 +65,7 @@ private:
         int holds = 0;
         std::list<Key>::iterator lru;  // position among entries without holds, when holds == 0
     };
+    static Key key(uint64_t peer, int device, const IpcRef &ref);
     void close(std::map<Key, Entry>::iterator it);
     void trim();
     size_t capacity_;
