@@ -91,6 +91,12 @@ constexpr unsigned kDefaultSmBound = 0;
 
 /// Enqueue on `stream` (on the current device). Return the launch's status.
 cudaError_t launch_strided(const StridedArgs &args, cudaStream_t stream);
+/// Most copies one launch of launch_strided_batch takes (each StridedArgs is a kernel parameter).
+constexpr int kMaxBatch = 8;
+/// `n` layout-to-layout copies (every args[i].packed_dims.n > 0, else cudaErrorInvalidValue
+/// and nothing enqueued) on `stream`, kMaxBatch to a launch: a window of
+/// small messages pays one launch where each copy would pay its own.
+cudaError_t launch_strided_batch(const StridedArgs *args, int n, cudaStream_t stream);
 cudaError_t launch_units(const UnitArgs &args, cudaStream_t stream);
 
 }  // namespace ucxdt::kernels

@@ -5,6 +5,8 @@
 
 #include "copy.cuh"
 
+#include <algorithm>
+
 namespace ucxdt::kernels {
 
 namespace {
@@ -59,11 +61,10 @@ __device__ __forceinline__ void runs_per_thread(const StridedArgs &a, uint64_t t
     }
 }
 
+// The copy of one StridedArgs by `threads` threads, of which this one is `tid`.
 template <int V, bool PACK, bool TWO>
-__global__ void strided_kernel(const __grid_constant__ StridedArgs a) {
+__device__ __forceinline__ void strided_copy(const StridedArgs &a, uint64_t tid, uint64_t threads) {
     const int lanes = 1 << a.lanes_log2;
-    const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-    const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if constexpr (V > 0) {
         if (a.lanes_log2 == 0 && a.ipr.d == 1) {
             runs_per_thread<V, PACK, TWO>(a, tid, threads);
@@ -92,6 +93,24 @@ __global__ void strided_kernel(const __grid_constant__ StridedArgs a) {
     }
 }
 
+template <int V, bool PACK, bool TWO>
+__global__ void strided_kernel(const __grid_constant__ StridedArgs a) {
+    strided_copy<V, PACK, TWO>(a, static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                               static_cast<uint64_t>(gridDim.x) * blockDim.x);
+}
+
+struct StridedBatch {
+    int n = 0;
+    StridedArgs a[kMaxBatch];
+};
+
+// Row y of the grid copies a.a[y]: one launch for several small layout-to-layout copies.
+template <int V>
+__global__ void strided_batch_kernel(const __grid_constant__ StridedBatch b) {
+    strided_copy<V, true, true>(b.a[blockIdx.y], static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                                static_cast<uint64_t>(gridDim.x) * blockDim.x);
+}
+
 template <int V>
 cudaError_t launch(const StridedArgs &a, dim3 grid, dim3 block, cudaStream_t stream) {
     if (a.packed_dims.n > 0) {  // layout to layout: only "pack" (layout -> packed side) is used
@@ -104,7 +123,49 @@ cudaError_t launch(const StridedArgs &a, dim3 grid, dim3 block, cudaStream_t str
     return cudaGetLastError();
 }
 
+template <int V>
+cudaError_t launch_batch(const StridedBatch &b, dim3 grid, dim3 block, cudaStream_t stream) {
+    strided_batch_kernel<V><<<grid, block, 0, stream>>>(b);
+    return cudaGetLastError();
+}
+
 }  // namespace
+
+cudaError_t launch_strided_batch(const StridedArgs *args, int n, cudaStream_t stream) {
+    for (int i = 0; i < n; ++i)
+        if (args[i].packed_dims.n == 0) return cudaErrorInvalidValue;  // layout to layout only
+    constexpr unsigned kBlock = 256;
+    // Under UCXDT_GPU_SMS a launch runs at most that many blocks, one row of the grid at least.
+    const int per_launch = sm_bound() > 0 ? std::min<int>(kMaxBatch, static_cast<int>(sm_bound())) : kMaxBatch;
+    for (int first = 0; first < n; first += per_launch) {
+        StridedBatch b;
+        b.n = std::min(per_launch, n - first);
+        uint64_t threads = 0;
+        int vec = 16;
+        for (int i = 0; i < b.n; ++i) {
+            b.a[i] = args[first + i];
+            threads = std::max(threads, b.a[i].items << b.a[i].lanes_log2);
+            vec = std::min(vec, b.a[i].vec);  // powers of two (0: any alignment): the least serves all
+        }
+        if (threads == 0) continue;
+        // Each row as many blocks as its largest copy needs, the whole grid within one launch's.
+        const unsigned rows = static_cast<unsigned>(b.n);
+        const dim3 grid(std::max(1u, std::min(grid_blocks(threads, kBlock), grid_blocks(threads * rows, kBlock) / rows)),
+                        rows),
+            block(kBlock);
+        cudaError_t e;
+        switch (vec) {
+        case 16: e = launch_batch<16>(b, grid, block, stream); break;
+        case 8: e = launch_batch<8>(b, grid, block, stream); break;
+        case 4: e = launch_batch<4>(b, grid, block, stream); break;
+        case 2: e = launch_batch<2>(b, grid, block, stream); break;
+        case 1: e = launch_batch<1>(b, grid, block, stream); break;
+        default: e = launch_batch<0>(b, grid, block, stream); break;
+        }
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
 
 cudaError_t launch_strided(const StridedArgs &a, cudaStream_t stream) {
     if (a.items == 0) return cudaSuccess;

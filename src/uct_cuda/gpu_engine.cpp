@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <functional>
 #include <initializer_list>
+#include <vector>
 
 namespace ucxdt::cuda {
 
@@ -369,6 +370,20 @@ ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &
                                                       true, &to),
                                          stream),
                  "strided layout-to-layout kernel launch");
+}
+
+ucxdt_status_t copy_layouts_batch_async(const LayoutCopy *copies, int n, cudaStream_t stream) {
+    std::vector<kernels::StridedArgs> args;
+    args.reserve(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        const LayoutCopy &c = copies[i];
+        if (!strided_pair(*c.from, *c.to))
+            return fail(UCXDT_ERR_INVALID_PARAM, "a layout-to-layout copy needs two strided plans of equal runs");
+        if (c.from->packed_size > 0)
+            args.push_back(strided_args(*c.from, c.from_buf, c.to_buf, c.from->base, 0, 0, c.from->packed_size, true, c.to));
+    }
+    return check(kernels::launch_strided_batch(args.data(), static_cast<int>(args.size()), stream),
+                 "strided layout-to-layout batch launch");
 }
 
 ucxdt_status_t copy_same_layout_async(const Plan &p, char *from_buf, char *to_buf, int device,

@@ -32,6 +32,21 @@ bool strided_pair(const Plan &from, const Plan &to);
 ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &to, char *to_buf, int device,
                                   cudaStream_t stream, bool peer);
 
+/// One copy of copy_layouts_batch_async: (from_buf, *from) into (to_buf, *to).
+struct LayoutCopy {
+    const Plan *from = nullptr;
+    char *from_buf = nullptr;
+    const Plan *to = nullptr;
+    char *to_buf = nullptr;
+};
+
+/// Enqueues on `stream` the `n` copies of copy_layouts_async as strided kernels of
+/// kernels::kMaxBatch copies a launch, never 2-D copies: several small messages share a
+/// launch (and the caller's event) where each would pay its own. Every pair must be
+/// strided_pair (else UCXDT_ERR_INVALID_PARAM, nothing enqueued); buffers as for
+/// copy_layouts_async, on the current device.
+ucxdt_status_t copy_layouts_batch_async(const LayoutCopy *copies, int n, cudaStream_t stream);
+
 /// Enqueues on `stream` the copy of every byte of (from_buf, p) to the same displacement from
 /// `to_buf`: the same bytes as packing from `from_buf` and unpacking into `to_buf`, without a
 /// packed stream in between. For BLOCK_LIST plans (UCXDT_ERR_INVALID_PARAM otherwise): the work-
