@@ -73,19 +73,24 @@ unsigned Worker::poll_gpu() {
     // Events of one stream complete in the order they were recorded, and gpu_ops keeps that
     // order: once one is pending, the later ones of its stream are too, and querying them would
     // only cost driver calls (a window of messages queues many). Only the oldest is queried.
+    // Ops of one launch share its event (flush_pulls), queued together: one query serves them.
     std::vector<const cuda::DeviceStaging *> pending;
+    cudaEvent_t complete_event = nullptr;
     for (const GpuOp &op : ops) {
         ucxdt_status_t st = UCXDT_OK;
         if (op.event) {
             const bool behind = std::find(pending.begin(), pending.end(), op.dev) != pending.end();
-            const cudaError_t e = behind ? cudaErrorNotReady : cudaEventQuery(op.event);
+            const cudaError_t e = behind                         ? cudaErrorNotReady
+                                  : op.event == complete_event ? cudaSuccess
+                                                               : cudaEventQuery(op.event);
             if (e == cudaErrorNotReady) {
                 if (!behind) pending.push_back(op.dev);
                 later.push_back(op);
                 continue;
             }
             st = cuda::check(e, "GPU work of the rendezvous");
-            op.dev->give_event(op.event);
+            complete_event = e == cudaSuccess && !op.owns_event ? op.event : nullptr;
+            if (op.owns_event) op.dev->give_event(op.event);
         }
         ++n;
         Request *r = op.req;

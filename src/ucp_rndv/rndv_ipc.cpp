@@ -337,13 +337,64 @@ bool Worker::strided_pull(Request *r, const PeerInfo &p) {
     if (!cuda::strided_pair(from, to)) return false;
     if (ucxdt_status_t st = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
     ++ipc_pulls;
-    const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
-        cuda::DeviceGuard g(r->gpu);
-        if (ucxdt_status_t gs = g.status()) return gs;
-        return cuda::copy_layouts_async(from, r->peer_mem, to, to_buf, r->gpu, *s, r->peer_gpu);
-    });
-    if (st) recv_finish(r, st);
+    ++r->ucp_ops;  // until flush_pulls launches it, at the end of this progress call
+    queued_pulls.push_back(QueuedPull{r, std::move(from), std::move(dense), r->dense, to_buf});
     return true;
+}
+
+void Worker::flush_pulls() {
+    // A window of small messages delivers several RTSs to one progress call. Each copy with its
+    // own launch and event cost the receiver more than UCP's whole message (docs/performance.md,
+    // table c); one launch and one event serve the pulls of a GPU together.
+    std::vector<QueuedPull> q;
+    q.swap(queued_pulls);
+    std::vector<cuda::LayoutCopy> copies;
+    std::vector<Request *> group;
+    for (size_t i = 0; i < q.size();) {
+        cuda::DeviceStaging *dev = q[i].r->dev;
+        copies.clear();
+        group.clear();
+        for (; i < q.size() && q[i].r->dev == dev && static_cast<int>(group.size()) < cfg.ipc_pull_batch; ++i) {
+            Request *r = q[i].r;
+            --r->ucp_ops;
+            if (r->status != UCXDT_INPROGRESS) {  // failed or canceled since it was queued
+                if (r->user_freed) release(r);
+                continue;
+            }
+            group.push_back(r);
+            copies.push_back({&q[i].from, r->peer_mem, q[i].into_dense ? &q[i].dense : r->plan.get(), q[i].to_buf});
+        }
+        if (group.empty()) continue;
+        ucxdt_status_t st;
+        {
+            const cuda::LayoutCopy &c = copies[0];
+            cuda::DeviceGuard g(group[0]->gpu);
+            st = g.status();
+            if (!st && copies.size() == 1)  // alone, it may take the 2-D copy the method model picks
+                st = cuda::copy_layouts_async(*c.from, c.from_buf, *c.to, c.to_buf, group[0]->gpu, dev->stream(),
+                                              group[0]->peer_gpu);
+            else if (!st)
+                st = cuda::copy_layouts_batch_async(copies.data(), static_cast<int>(copies.size()), dev->stream());
+        }
+        cudaEvent_t event = nullptr;
+        if (!st) st = dev->record(&event);
+        if (st) {
+            for (Request *r : group) recv_finish(r, st);
+            continue;
+        }
+        ++pull_launches;
+        for (size_t k = 0; k < group.size(); ++k) {
+            GpuOp op{GpuOp::recv_all};
+            op.req = group[k];
+            op.dev = dev;
+            op.event = event;
+            op.owns_event = k + 1 == group.size();  // the last of them completes last
+            ++group[k]->ucp_ops;
+            gpu_ops.push_back(op);
+        }
+    }
+    q.clear();
+    if (queued_pulls.empty()) queued_pulls.swap(q);  // its storage serves the next call
 }
 
 bool Worker::same_layout_offer(Request *r, AmHeader *rtr) {

@@ -369,6 +369,7 @@ unsigned Worker::progress() {
         else if (!recv_advance(r)) waiting.push_back(r);
         ++n;
     }
+    if (!queued_pulls.empty()) flush_pulls();
     // Endpoints whose first unsent message ended before it went: the ones behind it may go.
     std::vector<uint64_t> due;
     due.swap(unsent_due);

@@ -42,6 +42,8 @@ struct Config {
     bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
     int64_t ipc_pull = 512 << 10;     // UCXDT_IPC_PULL_SIZE: up to this many bytes, the receiver
                                       // makes that copy from the sender's layout (TagHeader::pull)
+    int ipc_pull_batch = 8;           // UCXDT_IPC_PULL_BATCH: pulls matched in one progress call
+                                      // that share a kernel launch and its event (1: each its own)
     bool ipc_same_layout = true;      // UCXDT_IPC_SAME_LAYOUT_COPY: a block list into the same
                                       // block list, each byte to its own displacement
     bool host_am = true;              // UCXDT_HOST_FRAGS=am: a staged sender sends its fragments
@@ -215,6 +217,7 @@ struct GpuOp {
     Request *req = nullptr;
     cuda::DeviceStaging *dev = nullptr;  // whose stream and event
     cudaEvent_t event = nullptr;
+    bool owns_event = true;  // false: a later op of the same launch shares the event and gives it back
     int64_t frag = -1;
     int slot = -1;
 };
@@ -314,6 +317,17 @@ struct Worker {
         uint64_t am = 0, get = 0, in_place = 0;
     } host_frags;
     uint64_t ipc_pulls = 0;  // receives that copied the runs of the sender's layout (pull)
+    uint64_t pull_launches = 0;  // GPU launches those copies took (flush_pulls)
+    // Pulls matched in this progress call, launched together at its end (flush_pulls): the
+    // sender's layout, and the dense view a contiguous receive takes the runs into.
+    struct QueuedPull {
+        Request *r;
+        Plan from;
+        Plan dense;
+        bool into_dense;
+        char *to_buf;
+    };
+    std::vector<QueuedPull> queued_pulls;
     // Push: device slots of receives that failed while their sender could still be writing them,
     // by receive id; the sender's FIN (sent once its GPU work ended) gives them back, or the
     // sender's failure (its context, and so its writes, end with its process).
@@ -382,6 +396,8 @@ struct Worker {
     /// reference and the shape (false, with no error left, when not).
     bool strided_offer(Request *r, AmHeader *rtr, StridedShape *shape);
     bool strided_pull(Request *r, const PeerInfo &p);  // the receiver copies from the send layout
+    /// Launches the queued pulls, up to cfg.ipc_pull_batch of one GPU a launch and an event.
+    void flush_pulls();
     bool same_layout_offer(Request *r, AmHeader *rtr);
     ucxdt_status_t recv_grant(Request *r, int slot, AmKind kind);  // the slot takes fragment next_get
     AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields

@@ -487,6 +487,72 @@ TEST(RndvGpu, StridedIntoStridedRunByRun) {
     }
 }
 
+// A window of strided messages that the receiver pulls, sent before their receives are posted
+// so that one progress call matches several: their copies share a kernel launch and its event
+// (UCXDT_IPC_PULL_BATCH), whatever their run lengths, alignments and receive layouts (strided,
+// two-level, contiguous). With a batch of 1 each copy has its own. Only the receive layouts'
+// bytes change, and every message arrives whole.
+TEST(RndvGpu, PulledWindowsShareALaunch) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    const auto i32 = L::named(UCXDT_INT32), byte = L::named(UCXDT_BYTE);
+    // Cycled over the window; packed bytes 4,000, 36,000, 7,000, 18,560, 36,000.
+    const std::pair<L::TypeDescPtr, L::TypeDescPtr> kinds[] = {
+        {L::vector(500, 1, 3, dbl), L::vector(500, 1, 2, dbl)},
+        {L::vector(3000, 3, 5, i32), L::vector(3000, 3, 4, i32)},
+        {L::vector(1000, 7, 9, byte), L::vector(1000, 7, 13, byte)},
+        {L::vector(580, 4, 6, dbl), L::subarray({20, 30, 8}, {20, 29, 4}, {0, 1, 2}, UCXDT_ORDER_C, dbl)},
+        {L::vector(3000, 3, 5, i32), L::contiguous(9000, i32)},
+    };
+    constexpr int n = 30;
+    for (const char *batch : {"8", "1"}) {
+        ScopedEnv env{{"UCXDT_IPC_PULL_BATCH", batch}, {"UCXDT_CUDA_IPC", "y"}};
+        Pair p{Config{1024, 16384, 2, 8}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        std::vector<std::unique_ptr<Type>> st, rt;
+        std::vector<std::unique_ptr<Buffer>> src, dst;
+        std::vector<std::unique_ptr<Placed>> src_at, dst_at;
+        std::vector<std::vector<std::byte>> sent, poison;
+        std::vector<int64_t> bytes;
+        for (int i = 0; i < n; ++i) {
+            const auto &[t, u] = kinds[i % std::size(kinds)];
+            st.push_back(std::make_unique<Type>(*t));
+            rt.push_back(std::make_unique<Type>(*u));
+            int64_t size = 0;
+            ASSERT_EQ(ucxdt_type_size(st.back()->h, &size), UCXDT_OK);
+            bytes.push_back(size);
+            src.push_back(std::make_unique<Buffer>(*t, 1, 0x700 + i));
+            dst.push_back(std::make_unique<Buffer>(*u, 1, 0x800 + i));
+            sent.push_back(packed(*t, src.back()->ptr(), 1, bytes.back()));
+            poison.push_back(dst.back()->bytes);
+            src_at.push_back(std::make_unique<Placed>(*src.back(), Mem::cuda));
+            dst_at.push_back(std::make_unique<Placed>(*dst.back(), Mem::cuda));
+        }
+        std::vector<ucxdt_status_ptr_t> sreqs, rreqs;
+        for (int i = 0; i < n; ++i)
+            sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src_at[i]->ptr(), 1, st[i]->h, 0x700 + i, nullptr));
+        for (int i = 0; i < n; ++i)
+            rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, rt[i]->h, 0x700 + i, ~0ull, nullptr));
+        for (int i = 0; i < n; ++i) {
+            ASSERT_EQ(p.wait(rreqs[i]), UCXDT_OK) << "receive " << i << ", UCXDT_IPC_PULL_BATCH=" << batch;
+            ASSERT_EQ(p.wait(sreqs[i]), UCXDT_OK) << "send " << i << ", UCXDT_IPC_PULL_BATCH=" << batch;
+        }
+        for (int i = 0; i < n; ++i) {
+            dst_at[i]->fetch();
+            EXPECT_EQ(check_received(*kinds[i % std::size(kinds)].second, 1, *dst[i], poison[i], sent[i], bytes[i]), "")
+                << "message " << i << ", UCXDT_IPC_PULL_BATCH=" << batch;
+        }
+        const ucxdt::rndv::Worker &w = internals(p.w[1]);
+        EXPECT_EQ(w.ipc_pulls, uint64_t{n}) << "receives that pulled";
+        if (batch[0] == '1') {
+            EXPECT_EQ(w.pull_launches, uint64_t{n}) << "copies that shared a launch with a batch of 1";
+        } else {
+            EXPECT_LT(w.pull_launches, uint64_t{n}) << "no two pulls of the window shared a launch";
+            EXPECT_GE(w.pull_launches, uint64_t{(n + 7) / 8}) << "a launch took more than 8 pulls";
+        }
+    }
+}
+
 // A block-list sender whose receive layout is the same block list copies each byte to its own
 // displacement in the receive buffer: one kernel, no staging on either side. Layouts of the
 // work-unit kernel (rows of T, a struct of subarrays) and of the point kernel (single doubles),
