@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
@@ -33,6 +34,18 @@ unsigned grid_blocks(uint64_t threads, unsigned block) {
         cached_device = dev;
     }
     return bounded_grid(threads, block, cached_sms, sm_bound());
+}
+
+int batch_rows() {
+    // Each row of a batch's grid is at least one block: under UCXDT_GPU_SMS, no more rows.
+    return sm_bound() > 0 && sm_bound() < static_cast<unsigned>(kMaxBatch) ? static_cast<int>(sm_bound()) : kMaxBatch;
+}
+
+dim3 batch_grid(uint64_t threads, unsigned block, int rows) {
+    // Each row as many blocks as the largest copy needs, the whole grid within one launch's.
+    const unsigned r = static_cast<unsigned>(rows);
+    const unsigned per_row = std::min(grid_blocks(threads, block), grid_blocks(threads * r, block) / r);
+    return dim3(per_row > 0 ? per_row : 1, r);
 }
 
 }  // namespace ucxdt::kernels

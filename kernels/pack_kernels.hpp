@@ -91,13 +91,21 @@ constexpr unsigned kDefaultSmBound = 0;
 
 /// Enqueue on `stream` (on the current device). Return the launch's status.
 cudaError_t launch_strided(const StridedArgs &args, cudaStream_t stream);
-/// Most copies one launch of launch_strided_batch takes (each StridedArgs is a kernel parameter).
-constexpr int kMaxBatch = 8;
-/// `n` layout-to-layout copies (every args[i].packed_dims.n > 0, else cudaErrorInvalidValue
-/// and nothing enqueued) on `stream`, kMaxBatch to a launch: a window of
-/// small messages pays one launch where each copy would pay its own.
-cudaError_t launch_strided_batch(const StridedArgs *args, int n, cudaStream_t stream);
 cudaError_t launch_units(const UnitArgs &args, cudaStream_t stream);
+/// Most copies one batched launch takes (their arguments are one kernel parameter).
+constexpr int kMaxBatch = 8;
+/// Copies a batched launch takes: kMaxBatch, fewer under a smaller UCXDT_GPU_SMS (a row of the
+/// grid per copy, a block at least each).
+int batch_rows();
+/// The grid of a batched launch of `rows` copies whose largest needs `threads` threads.
+dim3 batch_grid(uint64_t threads, unsigned block, int rows);
+/// `n` layout-to-layout copies (every args[i].packed_dims.n > 0, else cudaErrorInvalidValue
+/// and nothing enqueued) on `stream`, batch_rows() to a launch: a window of small messages pays
+/// one launch where each copy would pay its own.
+cudaError_t launch_strided_batch(const StridedArgs *args, int n, cudaStream_t stream);
+/// `n` work-unit copies of a block list into its twin (every args[i].twin set and pack true,
+/// else cudaErrorInvalidValue and nothing enqueued), batch_rows() to a launch, as above.
+cudaError_t launch_units_batch(const UnitArgs *args, int n, cudaStream_t stream);
 
 }  // namespace ucxdt::kernels
 

@@ -135,11 +135,9 @@ cudaError_t launch_strided_batch(const StridedArgs *args, int n, cudaStream_t st
     for (int i = 0; i < n; ++i)
         if (args[i].packed_dims.n == 0) return cudaErrorInvalidValue;  // layout to layout only
     constexpr unsigned kBlock = 256;
-    // Under UCXDT_GPU_SMS a launch runs at most that many blocks, one row of the grid at least.
-    const int per_launch = sm_bound() > 0 ? std::min<int>(kMaxBatch, static_cast<int>(sm_bound())) : kMaxBatch;
-    for (int first = 0; first < n; first += per_launch) {
+    for (int first = 0; first < n; first += batch_rows()) {
         StridedBatch b;
-        b.n = std::min(per_launch, n - first);
+        b.n = std::min(batch_rows(), n - first);
         uint64_t threads = 0;
         int vec = 16;
         for (int i = 0; i < b.n; ++i) {
@@ -148,11 +146,7 @@ cudaError_t launch_strided_batch(const StridedArgs *args, int n, cudaStream_t st
             vec = std::min(vec, b.a[i].vec);  // powers of two (0: any alignment): the least serves all
         }
         if (threads == 0) continue;
-        // Each row as many blocks as its largest copy needs, the whole grid within one launch's.
-        const unsigned rows = static_cast<unsigned>(b.n);
-        const dim3 grid(std::max(1u, std::min(grid_blocks(threads, kBlock), grid_blocks(threads * rows, kBlock) / rows)),
-                        rows),
-            block(kBlock);
+        const dim3 grid = batch_grid(threads, kBlock, b.n), block(kBlock);
         cudaError_t e;
         switch (vec) {
         case 16: e = launch_batch<16>(b, grid, block, stream); break;

@@ -5,15 +5,16 @@
 
 #include "copy.cuh"
 
+#include <algorithm>
+
 namespace ucxdt::kernels {
 
 namespace {
 
+// The copy of one UnitArgs by `threads` threads, of which this one is `tid`.
 template <bool PACK>
-__global__ void unit_kernel(const __grid_constant__ UnitArgs a) {
+__device__ __forceinline__ void unit_copy(const UnitArgs &a, uint64_t tid, uint64_t threads) {
     const int lanes = 1 << a.lanes_log2;
-    const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-    const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int lane = static_cast<int>(tid & (lanes - 1));
     for (uint64_t t = tid; (t >> a.lanes_log2) < a.items; t += threads) {
         const uint64_t w = a.first_item + (t >> a.lanes_log2);
@@ -30,7 +31,42 @@ __global__ void unit_kernel(const __grid_constant__ UnitArgs a) {
     }
 }
 
+template <bool PACK>
+__global__ void unit_kernel(const __grid_constant__ UnitArgs a) {
+    unit_copy<PACK>(a, static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                    static_cast<uint64_t>(gridDim.x) * blockDim.x);
+}
+
+struct UnitBatch {
+    UnitArgs a[kMaxBatch];
+};
+
+// Row y of the grid copies b.a[y] (each with its twin: a block list into the same one).
+__global__ void unit_batch_kernel(const __grid_constant__ UnitBatch b) {
+    unit_copy<true>(b.a[blockIdx.y], static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                    static_cast<uint64_t>(gridDim.x) * blockDim.x);
+}
+
 }  // namespace
+
+cudaError_t launch_units_batch(const UnitArgs *args, int n, cudaStream_t stream) {
+    for (int i = 0; i < n; ++i)
+        if (!args[i].twin || !args[i].pack) return cudaErrorInvalidValue;  // twin copies only
+    constexpr unsigned kBlock = 256;
+    for (int first = 0; first < n; first += batch_rows()) {
+        UnitBatch b;
+        const int rows = std::min(batch_rows(), n - first);
+        uint64_t threads = 0;
+        for (int i = 0; i < rows; ++i) {
+            b.a[i] = args[first + i];
+            threads = std::max(threads, b.a[i].items << b.a[i].lanes_log2);
+        }
+        if (threads == 0) continue;
+        unit_batch_kernel<<<batch_grid(threads, kBlock, rows), kBlock, 0, stream>>>(b);
+        if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
 
 cudaError_t launch_units(const UnitArgs &a, cudaStream_t stream) {
     if (a.items == 0) return cudaSuccess;

@@ -210,7 +210,8 @@ ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t
 // Work items [first_item, last_item) of the window [offset, offset + length), on units `u`.
 ucxdt_status_t unit_launch(const Plan &p, const DeviceUnits &u, char *layout, char *packed,
                            int64_t offset, int64_t length, bool pack, cudaStream_t stream,
-                           uint64_t first_item, uint64_t last_item, char *twin) {
+                           uint64_t first_item, uint64_t last_item, char *twin,
+                           std::vector<kernels::UnitArgs> *sink) {
     const uint64_t n = u.count;
     return split_dims(p, offset, offset + length, packed,
                       [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
@@ -238,14 +239,16 @@ ucxdt_status_t unit_launch(const Plan &p, const DeviceUnits &u, char *layout, ch
         if (w0 >= w1) return UCXDT_OK;
         a.first_item = w0;
         a.items = w1 - w0;
+        if (sink) return sink->push_back(a), UCXDT_OK;
         return check(kernels::launch_units(a, stream), "work-unit pack kernel launch");
     });
 }
 
-// twin: see kernels::UnitArgs (then `packed` is unused).
+// twin: see kernels::UnitArgs (then `packed` is unused). sink: the launches' arguments go
+// there instead, for a batched launch once the units are on the device.
 ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
                            int64_t length, bool pack, int device, cudaStream_t stream,
-                           char *twin = nullptr) {
+                           char *twin = nullptr, std::vector<kernels::UnitArgs> *sink = nullptr) {
     std::shared_ptr<const DeviceUnits> units;
     bool fresh = false, chunked = false;
     // With one outer index, work item i is unit i: the first use can pack each chunk of
@@ -254,13 +257,13 @@ ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t of
     if (p.dims.empty())
         on_chunk = [&](const DeviceUnits &u, uint64_t first, uint64_t last) {
             chunked = true;
-            return unit_launch(p, u, layout, packed, offset, length, pack, stream, first, last, twin);
+            return unit_launch(p, u, layout, packed, offset, length, pack, stream, first, last, twin, nullptr);
         };
     if (ucxdt_status_t st = device_units(p, device, &stream, on_chunk, &units, &fresh)) return st;
     hold_for_graphs(stream, units);
     if (chunked) return UCXDT_OK;
     if (ucxdt_status_t st = wait_ready(*units, stream)) return st;
-    return unit_launch(p, *units, layout, packed, offset, length, pack, stream, 0, UINT64_MAX, twin);
+    return unit_launch(p, *units, layout, packed, offset, length, pack, stream, 0, UINT64_MAX, twin, sink);
 }
 
 ucxdt_status_t point_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
@@ -398,6 +401,27 @@ ucxdt_status_t copy_same_layout_async(const Plan &p, char *from_buf, char *to_bu
     if (method == UCXDT_GPU_METHOD_POINT_KERNEL)
         return point_kernel(p, from_buf, to_buf, 0, p.packed_size, true, device, stream, to_buf);
     return unit_kernel(p, from_buf, to_buf, 0, p.packed_size, true, device, stream, to_buf);
+}
+
+ucxdt_status_t copy_same_layout_batch_async(const SameLayoutCopy *copies, int n, int device, cudaStream_t stream) {
+    for (int i = 0; i < n; ++i)
+        if (copies[i].plan->cls != UCXDT_PLAN_BLOCK_LIST)
+            return fail(UCXDT_ERR_INVALID_PARAM, "a same-layout copy takes a block-list plan");
+    std::vector<kernels::UnitArgs> args;
+    for (int i = 0; i < n; ++i) {
+        const SameLayoutCopy &c = copies[i];
+        if (c.plan->packed_size == 0) continue;
+        ucxdt_gpu_method_t method;
+        if (ucxdt_status_t st = choose_method(*c.plan, device, true, &method)) return st;
+        const ucxdt_status_t st =
+            method == UCXDT_GPU_METHOD_POINT_KERNEL
+                ? point_kernel(*c.plan, c.from_buf, c.to_buf, 0, c.plan->packed_size, true, device, stream, c.to_buf)
+                : unit_kernel(*c.plan, c.from_buf, c.to_buf, 0, c.plan->packed_size, true, device, stream, c.to_buf,
+                              &args);
+        if (st) return st;
+    }
+    return check(kernels::launch_units_batch(args.data(), static_cast<int>(args.size()), stream),
+                 "work-unit same-layout batch launch");
 }
 
 ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t offset,

@@ -55,6 +55,19 @@ ucxdt_status_t copy_layouts_batch_async(const LayoutCopy *copies, int n, cudaStr
 ucxdt_status_t copy_same_layout_async(const Plan &p, char *from_buf, char *to_buf, int device,
                                       cudaStream_t stream);
 
+/// One copy of copy_same_layout_batch_async: (from_buf, *plan) into (to_buf, *plan).
+struct SameLayoutCopy {
+    const Plan *plan = nullptr;
+    char *from_buf = nullptr;
+    char *to_buf = nullptr;
+};
+
+/// Enqueues on `stream` the `n` copies of copy_same_layout_async, those of the work-unit kernel
+/// kernels::kMaxBatch to a launch (the point kernel's each their own). Every plan must be a
+/// BLOCK_LIST (else UCXDT_ERR_INVALID_PARAM, nothing enqueued); buffers as for
+/// copy_same_layout_async, on the current device `device`.
+ucxdt_status_t copy_same_layout_batch_async(const SameLayoutCopy *copies, int n, int device, cudaStream_t stream);
+
 /// The kernel path alone, for STRIDED and CONTIGUOUS plans (calibration, tests).
 ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
                                   int64_t length, bool pack, cudaStream_t stream);
