@@ -111,13 +111,14 @@
  *                          layout of the same block list (default y)
  *   UCXDT_IPC_STRIDED_COPY y/n: a strided sender copies run by run into a strided receive
  *                          layout of the same run length (default y)
- *   UCXDT_IPC_PULL_SIZE    up to this many packed bytes, that run-by-run copy is the
- *                          receiver's, from the sender's layout, which saves the receiver's
- *                          reply before it (default 524288; 0: never; both sides' setting must
- *                          allow it)
+ *   UCXDT_IPC_PULL_SIZE    up to this many packed bytes, that run-by-run copy, and the
+ *                          copy of a block list into the same block list, is the receiver's,
+ *                          from the sender's layout, which saves the receiver's reply before it
+ *                          (default 524288; 0: never; both sides' setting must allow it)
  *   UCXDT_IPC_PULL_BATCH   receiver's copies of that kind, matched in one progress call,
- *                          that share one kernel launch and one event (default 8; 1: each
- *                          copy its own, as a 2-D copy where the method model picks one)
+ *                          that share one event, the strided ones one kernel launch too
+ *                          (default 8; 1: each copy its own, as a 2-D copy where the method
+ *                          model picks one)
  *   UCXDT_HOST_FRAGS       am|get: how the fragments of a sender outside CUDA IPC travel, as
  *                          active messages or as the receiver's GETs (default am; the
  *                          sender's setting decides)

@@ -13,6 +13,8 @@
 //                        a contiguous receiver too, into its runs laid end to end);
 //   one block list on both sides (equal layout hashes): the RTR carries the receiver's lowest
 //                        byte, and the sender copies each byte to its own displacement there;
+//                        up to UCXDT_IPC_PULL_SIZE the RTS carries the sender's lowest byte
+//                        instead, and the receiver copies (pull);
 //   neither:             push: the RTR and then ACKs grant slots of the receiver's device
 //                        staging; the sender packs the next fragment into each granted slot
 //                        through the mapping and sends READY when the GPU is done; the receiver
@@ -159,14 +161,20 @@ bool Worker::send_start_ipc(Request *r) {
         h.run_len = cfg.ipc_strided && shape_fits(*r->plan) ? r->plan->block_len : 0;
         h.layout_hash = cfg.ipc_same_layout && r->plan->cls == UCXDT_PLAN_BLOCK_LIST ? r->plan->layout_hash : 0;
     }
-    // A small strided message offers the receiver its runs to copy itself (pull): one round
-    // trip (RTS, ATS) where the sender's copy takes one and a half (RTS, RTR, FIN), and the
-    // copy's CPU work (the GPU call and its event) falls to the receiver, which otherwise waits.
-    // Larger ones are pushed: kernels write peer memory faster than they read it.
+    // A small strided message offers the receiver its runs to copy itself (pull), and a small
+    // block list its data to a receive of the same block list: one round trip (RTS, ATS) where
+    // the sender's copy takes one and a half (RTS, RTR, FIN), and the copy's CPU work (the GPU
+    // call and its event) falls to the receiver, which otherwise waits and which launches the
+    // copies of a window together (flush_pulls). Larger ones are pushed: kernels write peer
+    // memory faster than they read it.
     cuda::IpcRef runs{};
+    const Plan &pl = *r->plan;
     int64_t lo = 0, hi = 0;
-    h.pull = h.run_len > 0 && r->packed <= cfg.ipc_pull && run_span(*r->plan, &lo, &hi) &&
-             export_covering(at(r->buffer, r->plan->base), lo, hi, &runs);
+    h.pull = 0;
+    if (r->packed <= cfg.ipc_pull && h.run_len > 0 && run_span(pl, &lo, &hi))
+        h.pull = export_covering(at(r->buffer, pl.base), lo, hi, &runs);
+    else if (r->packed <= cfg.ipc_pull && h.layout_hash != 0)
+        h.pull = export_covering(at(r->buffer, pl.data_lo), 0, pl.data_hi - pl.data_lo, &runs);
     r->ipc = true;
     h.kind = TagKind::rts;
     h.ipc = 1;
@@ -175,7 +183,7 @@ bool Worker::send_start_ipc(Request *r) {
     h.rkey_len = 0;
     h.remote_addr = ref.base + ref.offset;
     r->nfrags = (r->packed + h.frag - 1) / h.frag;
-    const StridedShape shape = h.pull ? shape_of(*r->plan) : StridedShape{};
+    const StridedShape shape = h.pull && h.run_len > 0 ? shape_of(pl) : StridedShape{};
     char *m = wire_alloc(r, sizeof h + sizeof ref + (h.pull ? sizeof runs + sizeof shape : 0));
     std::memcpy(m, &h, sizeof h);
     std::memcpy(m + sizeof h, &ref, sizeof ref);
@@ -278,7 +286,7 @@ bool Worker::recv_start_ipc(Request *r) {
         if (st) recv_finish(r, st);
         return true;
     }
-    if (strided_pull(r, p)) return true;
+    if (strided_pull(r, p) || same_layout_pull(r, p)) return true;
     AmHeader rtr{};
     rtr.kind = AmKind::rtr;
     rtr.sreq_id = r->hdr.sreq_id;
@@ -338,22 +346,42 @@ bool Worker::strided_pull(Request *r, const PeerInfo &p) {
     if (ucxdt_status_t st = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
     ++ipc_pulls;
     ++r->ucp_ops;  // until flush_pulls launches it, at the end of this progress call
-    queued_pulls.push_back(QueuedPull{r, std::move(from), std::move(dense), r->dense, to_buf});
+    queued_pulls.push_back(QueuedPull{r, std::move(from), std::move(dense), r->dense, to_buf, false});
+    return true;
+}
+
+bool Worker::same_layout_pull(Request *r, const PeerInfo &p) {
+    const Plan &pl = *r->plan;
+    if (!r->pull_offered || r->pull_shape.ndims != 0 || !cfg.ipc_same_layout || r->gpu < 0 ||
+        r->hdr.packed > cfg.ipc_pull || pl.cls != UCXDT_PLAN_BLOCK_LIST || r->hdr.layout_hash == 0 ||
+        r->hdr.layout_hash != pl.layout_hash || pl.packed_size != r->hdr.packed)
+        return false;
+    if (ucxdt_status_t st = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
+    ++ipc_pulls;
+    ++r->ucp_ops;
+    queued_pulls.push_back(QueuedPull{r, {}, {}, false, r->buffer, true});
     return true;
 }
 
 void Worker::flush_pulls() {
     // A window of small messages delivers several RTSs to one progress call. Each copy with its
     // own launch and event cost the receiver more than UCP's whole message (docs/performance.md,
-    // table c); one launch and one event serve the pulls of a GPU together.
+    // table c); one event serves the pulls of a GPU together, and one launch their strided
+    // copies, another their block lists' work-unit copies.
     std::vector<QueuedPull> q;
     q.swap(queued_pulls);
     std::vector<cuda::LayoutCopy> copies;
+    std::vector<cuda::SameLayoutCopy> same;
     std::vector<Request *> group;
     for (size_t i = 0; i < q.size();) {
         cuda::DeviceStaging *dev = q[i].r->dev;
+        const int device = q[i].r->gpu;
         copies.clear();
+        same.clear();
         group.clear();
+        cuda::DeviceGuard g(device);
+        ucxdt_status_t st = g.status();
+        bool first_peer = false;  // the first strided copy's source is another GPU's memory
         for (; i < q.size() && q[i].r->dev == dev && static_cast<int>(group.size()) < cfg.ipc_pull_batch; ++i) {
             Request *r = q[i].r;
             --r->ucp_ops;
@@ -362,19 +390,22 @@ void Worker::flush_pulls() {
                 continue;
             }
             group.push_back(r);
-            copies.push_back({&q[i].from, r->peer_mem, q[i].into_dense ? &q[i].dense : r->plan.get(), q[i].to_buf});
+            if (!q[i].same_layout && copies.empty()) first_peer = r->peer_gpu;
+            if (!q[i].same_layout)
+                copies.push_back({&q[i].from, r->peer_mem, q[i].into_dense ? &q[i].dense : r->plan.get(), q[i].to_buf});
+            else
+                same.push_back({r->plan.get(), at(r->peer_mem, -r->plan->data_lo), q[i].to_buf});
         }
         if (group.empty()) continue;
-        ucxdt_status_t st;
-        {
+        if (!st && same.size() == 1)
+            st = cuda::copy_same_layout_async(*same[0].plan, same[0].from_buf, same[0].to_buf, device, dev->stream());
+        else if (!st && !same.empty())
+            st = cuda::copy_same_layout_batch_async(same.data(), static_cast<int>(same.size()), device, dev->stream());
+        if (!st && copies.size() == 1) {  // alone, it may take the 2-D copy the method model picks
             const cuda::LayoutCopy &c = copies[0];
-            cuda::DeviceGuard g(group[0]->gpu);
-            st = g.status();
-            if (!st && copies.size() == 1)  // alone, it may take the 2-D copy the method model picks
-                st = cuda::copy_layouts_async(*c.from, c.from_buf, *c.to, c.to_buf, group[0]->gpu, dev->stream(),
-                                              group[0]->peer_gpu);
-            else if (!st)
-                st = cuda::copy_layouts_batch_async(copies.data(), static_cast<int>(copies.size()), dev->stream());
+            st = cuda::copy_layouts_async(*c.from, c.from_buf, *c.to, c.to_buf, device, dev->stream(), first_peer);
+        } else if (!st && !copies.empty()) {
+            st = cuda::copy_layouts_batch_async(copies.data(), static_cast<int>(copies.size()), dev->stream());
         }
         cudaEvent_t event = nullptr;
         if (!st) st = dev->record(&event);
@@ -382,7 +413,7 @@ void Worker::flush_pulls() {
             for (Request *r : group) recv_finish(r, st);
             continue;
         }
-        ++pull_launches;
+        ++pull_events;
         for (size_t k = 0; k < group.size(); ++k) {
             GpuOp op{GpuOp::recv_all};
             op.req = group[k];

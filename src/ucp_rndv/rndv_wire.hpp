@@ -44,7 +44,10 @@ struct TagHeader {
     int64_t pull;           // IPC RTS of a strided sender (run_len > 0): 1 when a second
                             // cuda::IpcRef, of the sender's first run, and the StridedShape of its
                             // layout follow the first, so that the receiver may copy the runs
-                            // itself and answer with the ATS alone (0: not)
+                            // itself and answer with the ATS alone (0: not). Of a block-list
+                            // sender (layout_hash != 0): the second reference is of its lowest
+                            // data byte (Plan::data_lo), for a receive of the same block list,
+                            // and the shape is empty (ndims 0)
 };
 
 /// A strided layout (STRIDED plan, kernels::kMaxDims dims at most): runs of block_len bytes at

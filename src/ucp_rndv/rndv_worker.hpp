@@ -317,15 +317,16 @@ struct Worker {
         uint64_t am = 0, get = 0, in_place = 0;
     } host_frags;
     uint64_t ipc_pulls = 0;  // receives that copied the runs of the sender's layout (pull)
-    uint64_t pull_launches = 0;  // GPU launches those copies took (flush_pulls)
-    // Pulls matched in this progress call, launched together at its end (flush_pulls): the
-    // sender's layout, and the dense view a contiguous receive takes the runs into.
+    uint64_t pull_events = 0;  // events those copies shared (flush_pulls)
+    // Pulls matched in this progress call, launched together at its end (flush_pulls). A strided
+    // one: the sender's layout, and the dense view a contiguous receive takes the runs into.
     struct QueuedPull {
         Request *r;
         Plan from;
         Plan dense;
         bool into_dense;
         char *to_buf;
+        bool same_layout;  // a block list from the sender's equal one (same_layout_pull)
     };
     std::vector<QueuedPull> queued_pulls;
     // Push: device slots of receives that failed while their sender could still be writing them,
@@ -396,7 +397,9 @@ struct Worker {
     /// reference and the shape (false, with no error left, when not).
     bool strided_offer(Request *r, AmHeader *rtr, StridedShape *shape);
     bool strided_pull(Request *r, const PeerInfo &p);  // the receiver copies from the send layout
-    /// Launches the queued pulls, up to cfg.ipc_pull_batch of one GPU a launch and an event.
+    bool same_layout_pull(Request *r, const PeerInfo &p);  // the same, of one block list on both sides
+    /// Launches the queued pulls, up to cfg.ipc_pull_batch of one GPU sharing an event, their
+    /// strided copies one launch (kernels::kMaxBatch at a time).
     void flush_pulls();
     bool same_layout_offer(Request *r, AmHeader *rtr);
     ucxdt_status_t recv_grant(Request *r, int slot, AmKind kind);  // the slot takes fragment next_get

@@ -487,23 +487,24 @@ TEST(RndvGpu, StridedIntoStridedRunByRun) {
     }
 }
 
-// A window of strided messages that the receiver pulls, sent before their receives are posted
-// so that one progress call matches several: their copies share a kernel launch and its event
-// (UCXDT_IPC_PULL_BATCH), whatever their run lengths, alignments and receive layouts (strided,
-// two-level, contiguous). With a batch of 1 each copy has its own. Only the receive layouts'
-// bytes change, and every message arrives whole.
+// A window of messages that the receiver pulls, sent before their receives are posted so that
+// one progress call matches several: their copies share an event, and the strided ones a kernel
+// launch (UCXDT_IPC_PULL_BATCH), whatever their run lengths, alignments and receive layouts
+// (strided, two-level, contiguous, a block list into the same). With a batch of 1 each copy has
+// its own. Only the receive layouts' bytes change, and every message arrives whole.
 TEST(RndvGpu, PulledWindowsShareALaunch) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
     const auto i32 = L::named(UCXDT_INT32), byte = L::named(UCXDT_BYTE);
-    // Cycled over the window; packed bytes 4,000, 36,000, 7,000, 18,560, 36,000.
+    // Cycled over the window; packed bytes 4,000, 36,000, 7,000, 18,560, 36,000, 2,776.
     const std::pair<L::TypeDescPtr, L::TypeDescPtr> kinds[] = {
         {L::vector(500, 1, 3, dbl), L::vector(500, 1, 2, dbl)},
         {L::vector(3000, 3, 5, i32), L::vector(3000, 3, 4, i32)},
         {L::vector(1000, 7, 9, byte), L::vector(1000, 7, 13, byte)},
         {L::vector(580, 4, 6, dbl), L::subarray({20, 30, 8}, {20, 29, 4}, {0, 1, 2}, UCXDT_ORDER_C, dbl)},
         {L::vector(3000, 3, 5, i32), L::contiguous(9000, i32)},
+        {L::indexed({40, 7, 300}, {-60, 0, 19}, dbl), L::indexed({40, 7, 300}, {-60, 0, 19}, dbl)},  // a block list
     };
-    constexpr int n = 30;
+    constexpr int n = 36;
     for (const char *batch : {"8", "1"}) {
         ScopedEnv env{{"UCXDT_IPC_PULL_BATCH", batch}, {"UCXDT_CUDA_IPC", "y"}};
         Pair p{Config{1024, 16384, 2, 8}};
@@ -545,10 +546,10 @@ TEST(RndvGpu, PulledWindowsShareALaunch) {
         const ucxdt::rndv::Worker &w = internals(p.w[1]);
         EXPECT_EQ(w.ipc_pulls, uint64_t{n}) << "receives that pulled";
         if (batch[0] == '1') {
-            EXPECT_EQ(w.pull_launches, uint64_t{n}) << "copies that shared a launch with a batch of 1";
+            EXPECT_EQ(w.pull_events, uint64_t{n}) << "copies that shared an event with a batch of 1";
         } else {
-            EXPECT_LT(w.pull_launches, uint64_t{n}) << "no two pulls of the window shared a launch";
-            EXPECT_GE(w.pull_launches, uint64_t{(n + 7) / 8}) << "a launch took more than 8 pulls";
+            EXPECT_LT(w.pull_events, uint64_t{n}) << "no two pulls of the window shared an event";
+            EXPECT_GE(w.pull_events, uint64_t{(n + 7) / 8}) << "an event served more than 8 pulls";
         }
     }
 }
@@ -574,8 +575,12 @@ TEST(RndvGpu, SameBlockListByteForByte) {
     };
     // Two elements of a type into one of its two-element contiguous type: the same block list.
     const auto pair_of = L::contiguous(2, same[3].first);
-    for (const char *on : {"y", "n"}) {
-        ScopedEnv env{{"UCXDT_IPC_SAME_LAYOUT_COPY", on}, {"UCXDT_CUDA_IPC", "y"}};
+    // Up to UCXDT_IPC_PULL_SIZE the receiver copies from the sender's block list (pull): the
+    // five transfers of the same block list, all under 512 KiB, and none of the others.
+    const std::tuple<const char *, const char *, uint64_t> settings[] = {
+        {"y", "0", 0}, {"y", "524288", 5}, {"n", "524288", 0}};
+    for (const auto &[on, pull, pulls] : settings) {
+        ScopedEnv env{{"UCXDT_IPC_SAME_LAYOUT_COPY", on}, {"UCXDT_IPC_PULL_SIZE", pull}, {"UCXDT_CUDA_IPC", "y"}};
         Pair p{Config{1024, 16384, 2, 8}};
         ASSERT_EQ(p.error, "");
         for (int i = 0; i < 200; ++i) p.progress();
@@ -588,6 +593,8 @@ TEST(RndvGpu, SameBlockListByteForByte) {
             << "two elements into one of contiguous(2), UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
         EXPECT_EQ(ipc_staged(p.w[1]), std::string(on) == "n")
             << "the receiver's device staging, UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+        EXPECT_EQ(internals(p.w[1]).ipc_pulls, pulls)
+            << "receives that pulled, UCXDT_IPC_SAME_LAYOUT_COPY=" << on << ", UCXDT_IPC_PULL_SIZE=" << pull;
         // The same signature in other block lists: one displacement or two lengths differ.
         const auto rows = L::indexed({100, 200, 300}, {0, 150, 400}, dbl);
         for (const auto &other : {L::indexed({100, 200, 300}, {0, 160, 400}, dbl),
