@@ -115,10 +115,10 @@
  *                          copy of a block list into the same block list, is the receiver's,
  *                          from the sender's layout, which saves the receiver's reply before it
  *                          (default 524288; 0: never; both sides' setting must allow it)
- *   UCXDT_IPC_PULL_BATCH   receiver's copies of that kind, matched in one progress call,
- *                          that share one event, the strided ones one kernel launch too
- *                          (default 8; 1: each copy its own, as a 2-D copy where the method
- *                          model picks one)
+ *   UCXDT_IPC_BATCH        receiver's copies of that kind matched in one progress call, and
+ *                          one-sided copies (ucxdt_rma.h) issued between two, that share one
+ *                          event, and one kernel launch per kind (strided, block list); default
+ *                          8; 1: each copy its own, as a 2-D copy where the method model picks one
  *   UCXDT_HOST_FRAGS       am|get: how the fragments of a sender outside CUDA IPC travel, as
  *                          active messages or as the receiver's GETs (default am; the
  *                          sender's setting decides)

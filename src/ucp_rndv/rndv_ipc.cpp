@@ -382,7 +382,7 @@ void Worker::flush_pulls() {
         cuda::DeviceGuard g(device);
         ucxdt_status_t st = g.status();
         bool first_peer = false;  // the first strided copy's source is another GPU's memory
-        for (; i < q.size() && q[i].r->dev == dev && static_cast<int>(group.size()) < cfg.ipc_pull_batch; ++i) {
+        for (; i < q.size() && q[i].r->dev == dev && static_cast<int>(group.size()) < cfg.ipc_batch; ++i) {
             Request *r = q[i].r;
             --r->ucp_ops;
             if (r->status != UCXDT_INPROGRESS) {  // failed or canceled since it was queued
@@ -397,16 +397,9 @@ void Worker::flush_pulls() {
                 same.push_back({r->plan.get(), at(r->peer_mem, -r->plan->data_lo), q[i].to_buf});
         }
         if (group.empty()) continue;
-        if (!st && same.size() == 1)
-            st = cuda::copy_same_layout_async(*same[0].plan, same[0].from_buf, same[0].to_buf, device, dev->stream());
-        else if (!st && !same.empty())
-            st = cuda::copy_same_layout_batch_async(same.data(), static_cast<int>(same.size()), device, dev->stream());
-        if (!st && copies.size() == 1) {  // alone, it may take the 2-D copy the method model picks
-            const cuda::LayoutCopy &c = copies[0];
-            st = cuda::copy_layouts_async(*c.from, c.from_buf, *c.to, c.to_buf, device, dev->stream(), first_peer);
-        } else if (!st && !copies.empty()) {
-            st = cuda::copy_layouts_batch_async(copies.data(), static_cast<int>(copies.size()), dev->stream());
-        }
+        if (!st)
+            st = cuda::copy_window_async(copies.data(), static_cast<int>(copies.size()), same.data(),
+                                         static_cast<int>(same.size()), device, dev->stream(), first_peer);
         cudaEvent_t event = nullptr;
         if (!st) st = dev->record(&event);
         if (st) {

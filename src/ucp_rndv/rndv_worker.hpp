@@ -42,8 +42,9 @@ struct Config {
     bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
     int64_t ipc_pull = 512 << 10;     // UCXDT_IPC_PULL_SIZE: up to this many bytes, the receiver
                                       // makes that copy from the sender's layout (TagHeader::pull)
-    int ipc_pull_batch = 8;           // UCXDT_IPC_PULL_BATCH: pulls matched in one progress call
-                                      // that share a kernel launch and its event (1: each its own)
+    int ipc_batch = 8;                // UCXDT_IPC_BATCH: pulls matched, or one-sided copies
+                                      // issued, between progress calls that share a kernel launch
+                                      // and its event (1: each its own)
     bool ipc_same_layout = true;      // UCXDT_IPC_SAME_LAYOUT_COPY: a block list into the same
                                       // block list, each byte to its own displacement
     bool host_am = true;              // UCXDT_HOST_FRAGS=am: a staged sender sends its fragments
@@ -398,7 +399,7 @@ struct Worker {
     bool strided_offer(Request *r, AmHeader *rtr, StridedShape *shape);
     bool strided_pull(Request *r, const PeerInfo &p);  // the receiver copies from the send layout
     bool same_layout_pull(Request *r, const PeerInfo &p);  // the same, of one block list on both sides
-    /// Launches the queued pulls, up to cfg.ipc_pull_batch of one GPU sharing an event, their
+    /// Launches the queued pulls, up to cfg.ipc_batch of one GPU sharing an event, their
     /// strided copies one launch (kernels::kMaxBatch at a time).
     void flush_pulls();
     bool same_layout_offer(Request *r, AmHeader *rtr);

@@ -424,6 +424,17 @@ ucxdt_status_t copy_same_layout_batch_async(const SameLayoutCopy *copies, int n,
                  "work-unit same-layout batch launch");
 }
 
+ucxdt_status_t copy_window_async(const LayoutCopy *strided, int ns, const SameLayoutCopy *same, int nb, int device,
+                                 cudaStream_t stream, bool peer) {
+    ucxdt_status_t st = UCXDT_OK;
+    if (nb == 1) st = copy_same_layout_async(*same->plan, same->from_buf, same->to_buf, device, stream);
+    else if (nb > 1) st = copy_same_layout_batch_async(same, nb, device, stream);
+    if (st || ns == 0) return st;
+    if (ns == 1)
+        return copy_layouts_async(*strided->from, strided->from_buf, *strided->to, strided->to_buf, device, stream, peer);
+    return copy_layouts_batch_async(strided, ns, stream);
+}
+
 ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t offset,
                               int64_t length, bool pack, int device, cudaStream_t stream, bool peer) {
     if (length == 0) return UCXDT_OK;

@@ -68,6 +68,14 @@ struct SameLayoutCopy {
 /// copy_same_layout_async, on the current device `device`.
 ucxdt_status_t copy_same_layout_batch_async(const SameLayoutCopy *copies, int n, int device, cudaStream_t stream);
 
+/// Enqueues on `stream` the `ns` layout-to-layout copies and the `nb` same-layout copies of a
+/// window of small transfers, each kind batched as above; a strided copy alone keeps
+/// copy_layouts_async's choice of a 2-D copy (`peer`: its to_buf is another GPU's memory), a
+/// block list alone copy_same_layout_async's. Errors as those calls give; on the current device
+/// `device`.
+ucxdt_status_t copy_window_async(const LayoutCopy *strided, int ns, const SameLayoutCopy *same, int nb, int device,
+                                 cudaStream_t stream, bool peer);
+
 /// The kernel path alone, for STRIDED and CONTIGUOUS plans (calibration, tests).
 ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
                                   int64_t length, bool pack, cudaStream_t stream);

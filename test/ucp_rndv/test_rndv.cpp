@@ -6,6 +6,7 @@
 #include "support/registry.hpp"
 #include "support/layout_buffer.hpp"
 #include "support/rndv_support.hpp"
+#include "support/scoped_env.hpp"
 #include "support/ucp_pair.hpp"
 #include "ucp_rndv/frag_model.hpp"
 #include "ucp_rndv/rndv_worker.hpp"  // to tell which path a GPU transfer took
@@ -21,7 +22,6 @@
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +35,7 @@ using T::app_layouts, T::Buffer, T::check_received, T::have_gpu, T::Mem, T::mem_
 constexpr auto kTimeout = std::chrono::seconds(60);
 
 using Config = T::RndvConfig;
+using T::ScopedEnv;
 using T::status_name;
 
 using Pair = T::RndvPair;
@@ -171,24 +172,6 @@ bool ipc_staged(ucxdt_worker_h w) {
     const auto &gpus = internals(w).gpus;
     return std::any_of(gpus.begin(), gpus.end(), [](const auto &g) { return g.second->allocated(); });
 }
-
-// Sets environment variables for the workers a test creates, and restores them after.
-class ScopedEnv {
-public:
-    ScopedEnv(std::initializer_list<std::pair<const char *, const char *>> vars) {
-        for (const auto &[name, value] : vars) {
-            const char *old = std::getenv(name);
-            saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
-            setenv(name, value, 1);
-        }
-    }
-    ~ScopedEnv() {
-        for (const auto &[name, old] : saved_) old ? setenv(name.c_str(), old->c_str(), 1) : unsetenv(name.c_str());
-    }
-
-private:
-    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
 
 std::string expect_error(Pair &p, const L::TypeDescPtr &send, int64_t scount, const L::TypeDescPtr &recv,
                          int64_t rcount, int want_recv, int want_send, Mem smem = Mem::host, Mem rmem = Mem::host);
@@ -489,7 +472,7 @@ TEST(RndvGpu, StridedIntoStridedRunByRun) {
 
 // A window of messages that the receiver pulls, sent before their receives are posted so that
 // one progress call matches several: their copies share an event, and the strided ones a kernel
-// launch (UCXDT_IPC_PULL_BATCH), whatever their run lengths, alignments and receive layouts
+// launch (UCXDT_IPC_BATCH), whatever their run lengths, alignments and receive layouts
 // (strided, two-level, contiguous, a block list into the same). With a batch of 1 each copy has
 // its own. Only the receive layouts' bytes change, and every message arrives whole.
 TEST(RndvGpu, PulledWindowsShareALaunch) {
@@ -506,7 +489,7 @@ TEST(RndvGpu, PulledWindowsShareALaunch) {
     };
     constexpr int n = 36;
     for (const char *batch : {"8", "1"}) {
-        ScopedEnv env{{"UCXDT_IPC_PULL_BATCH", batch}, {"UCXDT_CUDA_IPC", "y"}};
+        ScopedEnv env{{"UCXDT_IPC_BATCH", batch}, {"UCXDT_CUDA_IPC", "y"}};
         Pair p{Config{1024, 16384, 2, 8}};
         ASSERT_EQ(p.error, "");
         for (int i = 0; i < 200; ++i) p.progress();
@@ -535,13 +518,13 @@ TEST(RndvGpu, PulledWindowsShareALaunch) {
         for (int i = 0; i < n; ++i)
             rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, rt[i]->h, 0x700 + i, ~0ull, nullptr));
         for (int i = 0; i < n; ++i) {
-            ASSERT_EQ(p.wait(rreqs[i]), UCXDT_OK) << "receive " << i << ", UCXDT_IPC_PULL_BATCH=" << batch;
-            ASSERT_EQ(p.wait(sreqs[i]), UCXDT_OK) << "send " << i << ", UCXDT_IPC_PULL_BATCH=" << batch;
+            ASSERT_EQ(p.wait(rreqs[i]), UCXDT_OK) << "receive " << i << ", UCXDT_IPC_BATCH=" << batch;
+            ASSERT_EQ(p.wait(sreqs[i]), UCXDT_OK) << "send " << i << ", UCXDT_IPC_BATCH=" << batch;
         }
         for (int i = 0; i < n; ++i) {
             dst_at[i]->fetch();
             EXPECT_EQ(check_received(*kinds[i % std::size(kinds)].second, 1, *dst[i], poison[i], sent[i], bytes[i]), "")
-                << "message " << i << ", UCXDT_IPC_PULL_BATCH=" << batch;
+                << "message " << i << ", UCXDT_IPC_BATCH=" << batch;
         }
         const ucxdt::rndv::Worker &w = internals(p.w[1]);
         EXPECT_EQ(w.ipc_pulls, uint64_t{n}) << "receives that pulled";
