@@ -5,6 +5,7 @@
 
 #include "base/bytes.hpp"
 #include "ucp_rndv/rndv_worker.hpp"
+#include "uct_cuda/gpu_engine.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
 
@@ -210,6 +211,7 @@ public:
     /// Operations started per path, and active messages served as a target (tests, debugging).
     struct {
         uint64_t ipc = 0, runs = 0, am = 0, served = 0;
+        uint64_t ipc_events = 0;  // events the IPC path's GPU work recorded (shared by a batch)
     } counters;
 
 private:
@@ -250,7 +252,21 @@ private:
         rndv::Request *r;
         cuda::DeviceStaging *dev;
         cudaEvent_t event;
+        bool owns_event;  // false: a later wait of the same launch shares the event and gives it back
     };
+    // Layout-to-layout copies over CUDA IPC issued since the last progress call (start_ipc),
+    // launched together by the next (launch_queued): a window of small puts shares a launch
+    // and an event per kind (UCXDT_IPC_BATCH) where each paid its own.
+    struct QueuedCopy {
+        rndv::Request *r;
+        cuda::LayoutCopy strided;    // !same
+        cuda::SameLayoutCopy block;  // same
+        bool same;
+        bool peer;  // strided.to_buf is another GPU's memory
+        int device;
+    };
+    std::vector<QueuedCopy> queued_;
+    void launch_queued();
     struct UcpDone {
         rndv::Request *r;
         ucs_status_t status;

@@ -79,7 +79,8 @@ Rma::Rma(rndv::Worker *w) : w_(w) {
 
 Rma::~Rma() {
     // The worker synchronized its streams: the events are complete.
-    for (const GpuWait &g : gpu_) g.dev->give_event(g.event);
+    for (const GpuWait &g : gpu_)
+        if (g.owns_event) g.dev->give_event(g.event);
     ucp_am_handler_param_t hp{};
     hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
     hp.id = UCXDT_UCP_AM_ID_RMA;
@@ -202,6 +203,14 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
     if (ucxdt_status_t st = w_->gpu(device, &r->dev)) return st;
     const cudaStream_t s = r->dev->stream();
     const Plan &o = *r->plan, &t = *op->target;
+    // A GPU origin copies strided runs into strided runs, or a block list into the same one,
+    // queued for the next progress call; anything else launches now, after what is queued, so
+    // that the stream runs the copies in the order issued.
+    const bool strided = r->gpu >= 0 && (op->put ? cuda::strided_pair(o, t) : cuda::strided_pair(t, o));
+    const bool same = r->gpu >= 0 && !strided && o.cls == UCXDT_PLAN_BLOCK_LIST &&
+                      t.cls == UCXDT_PLAN_BLOCK_LIST && o.layout_hash == t.layout_hash &&
+                      o.packed_size == t.packed_size;
+    if (!strided && !same && !queued_.empty()) launch_queued();
     const int64_t n = r->packed;
     char *origin = r->buffer;
     ucxdt_status_t st = UCXDT_OK;
@@ -213,13 +222,17 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
         if (op->put) cpu::pack(o, origin, 0, n, op->pinned);
         else op->unpack_on_host = true;
         st = transfer_on_gpu(t, target, op->pinned, 0, n, !op->put, device, s, false);
-    } else if (op->put ? cuda::strided_pair(o, t) : cuda::strided_pair(t, o)) {
-        st = op->put ? cuda::copy_layouts_async(o, origin, t, target, device, s, remote_gpu)
-                     : cuda::copy_layouts_async(t, target, o, origin, device, s, false);
-    } else if (o.cls == UCXDT_PLAN_BLOCK_LIST && t.cls == UCXDT_PLAN_BLOCK_LIST && o.layout_hash == t.layout_hash &&
-               o.packed_size == t.packed_size) {
-        st = op->put ? cuda::copy_same_layout_async(o, origin, target, device, s)
-                     : cuda::copy_same_layout_async(t, target, origin, device, s);
+    } else if (strided) {
+        ++r->ucp_ops;  // the GPU work, launched by the next progress call
+        queued_.push_back(op->put ? QueuedCopy{r, {&o, origin, &t, target}, {}, false, remote_gpu, device}
+                                  : QueuedCopy{r, {&t, target, &o, origin}, {}, false, false, device});
+        return UCXDT_OK;
+    } else if (same) {
+        ++r->ucp_ops;
+        queued_.push_back(QueuedCopy{r, {}, op->put ? cuda::SameLayoutCopy{&o, origin, target}
+                                                    : cuda::SameLayoutCopy{&t, target, origin},
+                                     true, false, device});
+        return UCXDT_OK;
     } else if (t.cls == UCXDT_PLAN_CONTIGUOUS) {
         // The target is the packed stream: the origin packs into it, or unpacks from it.
         st = transfer_on_gpu(o, origin, at(target, t.base), 0, n, op->put, device, s, remote_gpu);
@@ -238,14 +251,68 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
         cudaStreamSynchronize(s);  // nothing of it may run once the request ends
         return st;
     }
-    GpuWait g{r, r->dev, nullptr};
+    GpuWait g{r, r->dev, nullptr, true};
     if (ucxdt_status_t e = r->dev->record(&g.event)) {
         cudaStreamSynchronize(s);
         return e;
     }
     ++r->ucp_ops;  // the GPU work, which the request outlives
+    ++counters.ipc_events;
     gpu_.push_back(g);
     return UCXDT_OK;
+}
+
+void Rma::launch_queued() {
+    std::vector<QueuedCopy> q;
+    q.swap(queued_);
+    std::vector<cuda::LayoutCopy> strided;
+    std::vector<cuda::SameLayoutCopy> same;
+    std::vector<Request *> group;
+    for (size_t i = 0; i < q.size();) {
+        cuda::DeviceStaging *dev = q[i].r->dev;
+        const int device = q[i].device;
+        strided.clear();
+        same.clear();
+        group.clear();
+        bool peer = false;
+        for (; i < q.size() && q[i].r->dev == dev && static_cast<int>(group.size()) < w_->cfg.ipc_batch; ++i) {
+            Request *r = q[i].r;
+            if (r->status != UCXDT_INPROGRESS) {  // failed since it was issued (its mapping is gone)
+                w_->op_done(r);
+                if (r->user_freed) w_->release(r);
+                continue;
+            }
+            group.push_back(r);
+            if (q[i].same) {
+                same.push_back(q[i].block);
+            } else {
+                if (strided.empty()) peer = q[i].peer;
+                strided.push_back(q[i].strided);
+            }
+        }
+        if (group.empty()) continue;
+        cuda::DeviceGuard guard(device);
+        ucxdt_status_t st = guard.status();
+        if (!st)
+            st = cuda::copy_window_async(strided.data(), static_cast<int>(strided.size()), same.data(),
+                                         static_cast<int>(same.size()), device, dev->stream(), peer);
+        cudaEvent_t event = nullptr;
+        if (!st) st = dev->record(&event);
+        if (st) {
+            cudaStreamSynchronize(dev->stream());  // nothing of it may run once the requests end
+            for (Request *r : group) {
+                op_of(r)->error = st;
+                w_->op_done(r);
+                if (r->ucp_ops == 0) finish(r);
+                if (r->user_freed) w_->release(r);
+            }
+            continue;
+        }
+        ++counters.ipc_events;
+        for (size_t k = 0; k < group.size(); ++k) gpu_.push_back(GpuWait{group[k], dev, event, k + 1 == group.size()});
+    }
+    q.clear();
+    if (queued_.empty()) queued_.swap(q);  // its storage serves the next call
 }
 
 // ---- Completion ----------------------------------------------------------------------------
@@ -316,14 +383,18 @@ void Rma::advance_flush(Request *r) {
 
 unsigned Rma::progress() {
     unsigned n = serve_incoming();
+    if (!queued_.empty()) launch_queued();
     std::vector<Request *> ended;
-    // Events of one stream complete in order: only the oldest pending one is queried.
+    // Events of one stream complete in order: only the oldest pending one is queried, once for
+    // the waits of one launch.
+    cudaEvent_t complete_event = nullptr;
     while (!gpu_.empty()) {
         const GpuWait g = gpu_.front();
-        const cudaError_t e = cudaEventQuery(g.event);
+        const cudaError_t e = g.event == complete_event ? cudaSuccess : cudaEventQuery(g.event);
         if (e == cudaErrorNotReady) break;
         gpu_.pop_front();
-        g.dev->give_event(g.event);
+        complete_event = e == cudaSuccess && !g.owns_event ? g.event : nullptr;
+        if (g.owns_event) g.dev->give_event(g.event);
         w_->op_done(g.r);
         if (e != cudaSuccess) {
             cudaGetLastError();

@@ -5,6 +5,7 @@
 // GPU cases (CUDA IPC between the workers, and the UCP path of GPU origins) skip without a GPU.
 #include "support/layout_buffer.hpp"
 #include "support/rma_support.hpp"
+#include "support/scoped_env.hpp"
 #include "ucp_rma/rma.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
@@ -280,6 +281,71 @@ TEST_F(Rma, GpuIpcPathAndMixedMemory) {
         EXPECT_EQ(put ? one_sided(true, o, 2, t, 2, 0x7100 + i, Mem::cuda, Mem::cuda)
                       : one_sided(false, t, 2, o, 2, 0x7100 + i, Mem::cuda, Mem::cuda), "")
             << "type #" << i << ": " << short_desc(*o) << " -> " << short_desc(*t);
+    }
+}
+
+// A window of GPU puts and gets over CUDA IPC before one flush of the worker: the copies issued
+// between two progress calls share an event, and each kind (strided, block list) a launch
+// (UCXDT_IPC_BATCH). Every fifth put has a contiguous origin, which launches at once, after
+// those queued before it; every seventh operation is a get. Each target element holds its
+// origin's bytes (each origin its target's, for a get), and no other byte of the target region
+// changes. With a batch of 1, each copy records its own event.
+TEST(RmaIpcBatch, GpuWindowsShareALaunch) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: one-sided transfers of GPU memory are untested here";
+    const auto v = L::vector(64, 4, 6, dbl), flat = L::contiguous(256, dbl);      // 2,048 B
+    const auto blk = L::indexed({40, 7, 300}, {-60, 0, 19}, dbl);                  // 2,776 B
+    constexpr int kOps = 30;
+    for (const char *batch : {"8", "1"}) {
+        T::ScopedEnv env{{"UCXDT_IPC_BATCH", batch}, {"UCXDT_CUDA_IPC", "y"}};
+        T::RndvPair p{T::RndvConfig{}};
+        ASSERT_EQ(p.error, "");
+        for (const auto &t : {v, blk}) {
+            Type th(*t), fh(*flat);
+            int64_t lb = 0, extent = 0, size = 0;
+            ucxdt_type_extent(th.h, &lb, &extent);
+            ucxdt_type_size(th.h, &size);
+            Buffer dst(*t, kOps, 0x900);
+            const std::vector<std::byte> before = dst.bytes;
+            Placed dst_at(dst, Mem::cuda);
+            Region reg(p, static_cast<char *>(dst_at.ptr()) - dst.origin, dst.bytes.size());
+            ASSERT_EQ(reg.error, "");
+            std::vector<std::unique_ptr<Buffer>> src;
+            std::vector<std::unique_ptr<Placed>> src_at;
+            std::vector<std::vector<std::byte>> sent;
+            std::vector<ucxdt_status_ptr_t> reqs;
+            for (int i = 0; i < kOps; ++i) {
+                const bool get = i % 7 == 3, contiguous = !get && t == v && i % 5 == 4;
+                src.push_back(std::make_unique<Buffer>(contiguous ? *flat : *t, 1, 0xa00 + i));
+                src_at.push_back(std::make_unique<Placed>(*src.back(), Mem::cuda));
+                const uint64_t to = addr(static_cast<char *>(dst_at.ptr()) + i * extent);
+                if (get) {
+                    sent.push_back(packed(*t, dst.ptr() + i * extent, 1, size));
+                    reqs.push_back(ucxdt_get_nbx(p.ep[0], src_at.back()->ptr(), 1, th.h, to, reg.rkey, 1, th.h, nullptr));
+                } else {
+                    sent.push_back(packed(contiguous ? *flat : *t, src.back()->ptr(), 1, size));
+                    reqs.push_back(ucxdt_put_nbx(p.ep[0], src_at.back()->ptr(), 1, contiguous ? fh.h : th.h, to,
+                                                 reg.rkey, 1, th.h, nullptr));
+                }
+            }
+            ASSERT_EQ(p.wait(ucxdt_worker_flush_nbx(p.w[0], nullptr)), UCXDT_OK);
+            for (ucxdt_status_ptr_t r : reqs) ASSERT_EQ(p.wait(r), UCXDT_OK);
+            dst_at.fetch();
+            // What the target region must hold: each put's bytes in its element, the rest as it was.
+            std::vector<std::byte> whole;
+            for (int i = 0; i < kOps; ++i) {
+                if (i % 7 == 3) {  // a get: its origin holds the target element, which is unchanged
+                    src_at[i]->fetch();
+                    EXPECT_EQ(packed(*t, src[i]->ptr(), 1, size), sent[i]) << "get " << i << ", " << short_desc(*t);
+                }
+                whole.insert(whole.end(), sent[i].begin(), sent[i].end());
+            }
+            EXPECT_EQ(check_received(*t, kOps, dst, before, whole, size * kOps), "")
+                << short_desc(*t) << ", UCXDT_IPC_BATCH=" << batch;
+        }
+        const auto &c = T::rma_of(p.w[0]).counters;
+        EXPECT_EQ(c.ipc, 2u * kOps);
+        if (batch[0] == '1') EXPECT_EQ(c.ipc_events, c.ipc) << "copies that shared an event with a batch of 1";
+        else EXPECT_LT(c.ipc_events, c.ipc) << "no two copies of the windows shared an event";
     }
 }
 
