@@ -114,7 +114,7 @@
  *   UCXDT_IPC_PULL_SIZE    up to this many packed bytes, that run-by-run copy, and the
  *                          copy of a block list into the same block list, is the receiver's,
  *                          from the sender's layout, which saves the receiver's reply before it
- *                          (default 524288; 0: never; both sides' setting must allow it)
+ *                          (default 1048576; 0: never; both sides' setting must allow it)
  *   UCXDT_IPC_BATCH        receiver's copies of that kind matched in one progress call, and
  *                          one-sided copies (ucxdt_rma.h) issued between two, that share one
  *                          event, and one kernel launch per kind (strided, block list); default

@@ -40,7 +40,7 @@ struct Config {
     bool ipc = true;                 // UCXDT_CUDA_IPC
     int64_t ipc_frag_max = 32 << 20;  // UCXDT_IPC_FRAG_SIZE: largest fragment (device staging slot)
     bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
-    int64_t ipc_pull = 512 << 10;     // UCXDT_IPC_PULL_SIZE: up to this many bytes, the receiver
+    int64_t ipc_pull = 1 << 20;       // UCXDT_IPC_PULL_SIZE: up to this many bytes, the receiver
                                       // makes that copy from the sender's layout (TagHeader::pull)
     int ipc_batch = 8;                // UCXDT_IPC_BATCH: pulls matched, or one-sided copies
                                       // issued, between progress calls that share a kernel launch
