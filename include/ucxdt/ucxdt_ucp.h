@@ -115,6 +115,12 @@
  *                          copy of a block list into the same block list, is the receiver's,
  *                          from the sender's layout, which saves the receiver's reply before it
  *                          (default 1048576; 0: never; both sides' setting must allow it)
+ *   UCXDT_IPC_EAGER_THRESHOLD  a GPU message that the receiver could pull (a strided or
+ *                          block-list layout up to UCXDT_IPC_PULL_SIZE, to a peer on the CUDA
+ *                          IPC path) goes eager only up to this many bytes, below the eager
+ *                          threshold too (default 0: never, because the pull's one copy beat
+ *                          eager's pack and unpack from 256 B; a receive in host memory, or of
+ *                          another layout, then takes the rendezvous without the pull)
  *   UCXDT_IPC_BATCH        receiver's copies of that kind matched in one progress call, and
  *                          one-sided copies (ucxdt_rma.h) issued between two, that share one
  *                          event, and one kernel launch per kind (strided, block list); default

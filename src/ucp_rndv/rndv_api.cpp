@@ -92,6 +92,7 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         c.ipc_strided = env_flag("UCXDT_IPC_STRIDED_COPY", c.ipc_strided);
         c.ipc_pull = env_integer("UCXDT_IPC_PULL_SIZE", c.ipc_pull, 0, int64_t(1) << 40);
         c.ipc_batch = static_cast<int>(env_integer("UCXDT_IPC_BATCH", c.ipc_batch, 1, 1024));
+        c.ipc_eager = env_integer("UCXDT_IPC_EAGER_THRESHOLD", c.ipc_eager, 0, int64_t(64) << 20);
         c.ipc_same_layout = env_flag("UCXDT_IPC_SAME_LAYOUT_COPY", c.ipc_same_layout);
         // am|get, like UCX's enumerated settings; anything else keeps the default.
         if (const char *v = std::getenv("UCXDT_HOST_FRAGS"); v && (!std::strcmp(v, "am") || !std::strcmp(v, "get")))
@@ -221,12 +222,12 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
                  "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_HOST_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\n"
                  "UCXDT_PIPELINE_DEPTH=%d\n"
                  "UCXDT_STAGING_SLOTS=%d\nUCXDT_WIRE_POOL_SIZE=%lld\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
-                 "UCXDT_IPC_STRIDED_COPY=%s\nUCXDT_IPC_PULL_SIZE=%lld\nUCXDT_IPC_BATCH=%d\nUCXDT_IPC_SAME_LAYOUT_COPY=%s\nUCXDT_HOST_FRAGS=%s\n"
+                 "UCXDT_IPC_STRIDED_COPY=%s\nUCXDT_IPC_PULL_SIZE=%lld\nUCXDT_IPC_EAGER_THRESHOLD=%lld\nUCXDT_IPC_BATCH=%d\nUCXDT_IPC_SAME_LAYOUT_COPY=%s\nUCXDT_HOST_FRAGS=%s\n"
                  "UCXDT_HOST_SHM=%s\n",
                  static_cast<long long>(c.eager), static_cast<long long>(c.host_eager),
                  static_cast<long long>(c.frag), c.depth, c.slots, static_cast<long long>(c.wire_pool),
                  c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), c.ipc_strided ? "y" : "n",
-                 static_cast<long long>(c.ipc_pull), c.ipc_batch,
+                 static_cast<long long>(c.ipc_pull), static_cast<long long>(c.ipc_eager), c.ipc_batch,
                  c.ipc_same_layout ? "y" : "n", c.host_am ? "am" : "get", c.host_shm ? "y" : "n");
     std::fputs(ucxdt::cuda::sharing_settings().c_str(), stream);
 }
@@ -285,7 +286,13 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         const Signature sig = Signature::repeat(r->type_sig, count);
         h.sig_hash = sig.hash;
         h.sig_length = sig.length;
-        if (r->packed <= (r->gpu < 0 ? w->cfg.host_eager : w->cfg.eager)) {
+        // A receiver that can pull the message copies it in one GPU operation where eager takes
+        // two (a pack into the wire buffer, an unpack out of it): faster from 256 B on, one
+        // message at a time or a window (docs/performance.md, table c).
+        const int64_t eager = r->gpu < 0           ? w->cfg.host_eager
+                              : w->offers_pull(r) ? std::min(w->cfg.eager, w->cfg.ipc_eager)
+                                                  : w->cfg.eager;
+        if (r->packed <= eager) {
             h.kind = TagKind::eager;
             if (r->gpu < 0) {  // UCP packs it from the layout when it sends (wire_dt.cpp)
                 r->by_wire_dt = true;

@@ -147,6 +147,13 @@ ucxdt_status_t Worker::map_peer(Request *r, const cuda::IpcRef &ref, uint64_t uu
 
 // ---- Sending ------------------------------------------------------------------------------
 
+bool Worker::offers_pull(const Request *r) const {
+    if (r->gpu < 0 || r->dense || !r->ep->peer_known || !ipc_peer(r->ep->peer) || r->packed > cfg.ipc_pull) return false;
+    const Plan &p = *r->plan;
+    return (cfg.ipc_strided && shape_fits(p)) ||
+           (cfg.ipc_same_layout && p.cls == UCXDT_PLAN_BLOCK_LIST && p.layout_hash != 0);
+}
+
 bool Worker::send_start_ipc(Request *r) {
     if (r->gpu < 0 || !r->ep->peer_known || !ipc_peer(r->ep->peer)) return false;
     cuda::IpcRef ref{};

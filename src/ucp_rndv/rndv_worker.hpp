@@ -42,6 +42,9 @@ struct Config {
     bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
     int64_t ipc_pull = 1 << 20;       // UCXDT_IPC_PULL_SIZE: up to this many bytes, the receiver
                                       // makes that copy from the sender's layout (TagHeader::pull)
+    int64_t ipc_eager = 0;            // UCXDT_IPC_EAGER_THRESHOLD: GPU messages an IPC peer could
+                                      // pull (offers_pull) go eager only up to this many bytes: the
+                                      // pull's one copy beat eager's pack and unpack from 256 B
     int ipc_batch = 8;                // UCXDT_IPC_BATCH: pulls matched, or one-sided copies
                                       // issued, between progress calls that share a kernel launch
                                       // and its event (1: each its own)
@@ -397,6 +400,9 @@ struct Worker {
     /// Whether r's sender may copy its strided layout run by run into r's: then fills the RTR's
     /// reference and the shape (false, with no error left, when not).
     bool strided_offer(Request *r, AmHeader *rtr, StridedShape *shape);
+    /// Whether r's RTS would offer its receiver a pull: a GPU layout, strided or a block list,
+    /// up to cfg.ipc_pull bytes, to a peer on the CUDA IPC path.
+    bool offers_pull(const Request *r) const;
     bool strided_pull(Request *r, const PeerInfo &p);  // the receiver copies from the send layout
     bool same_layout_pull(Request *r, const PeerInfo &p);  // the same, of one block list on both sides
     /// Launches the queued pulls, up to cfg.ipc_batch of one GPU sharing an event, their

@@ -380,7 +380,8 @@ TEST(RndvGpu, HostStagedManyOutstanding) {
 TEST(RndvGpu, EagerWindowsGrowTheWirePools) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: GPU eager messages are untested here";
     for (const char *cap : {"8388608", "1"}) {
-        ScopedEnv env{{"UCXDT_WIRE_POOL_SIZE", cap}, {"UCXDT_CUDA_IPC", "y"}};
+        // Eager although the receiver could pull these (UCXDT_IPC_EAGER_THRESHOLD).
+        ScopedEnv env{{"UCXDT_WIRE_POOL_SIZE", cap}, {"UCXDT_IPC_EAGER_THRESHOLD", "1024"}, {"UCXDT_CUDA_IPC", "y"}};
         Pair p{Config{}};
         ASSERT_EQ(p.error, "");
         for (int i = 0; i < 200; ++i) p.progress();
@@ -467,6 +468,28 @@ TEST(RndvGpu, StridedIntoStridedRunByRun) {
                 << short_desc(*into_dense[i].first) << " into contiguous, UCXDT_IPC_PULL_SIZE=" << pull;
         EXPECT_EQ(ipc_staged(p.w[1]), std::string(on) == "n") << "the receiver's device staging, UCXDT_IPC_STRIDED_COPY=" << on;
         EXPECT_EQ(internals(p.w[1]).ipc_pulls, pulls) << "receives that pulled, UCXDT_IPC_PULL_SIZE=" << pull;
+    }
+}
+
+// Below the eager threshold, a GPU message that an IPC peer could pull takes the rendezvous and
+// is pulled (one copy, where eager packs and unpacks), unless UCXDT_IPC_EAGER_THRESHOLD lets it go
+// eager; a contiguous one, which offers no pull, stays eager. Into a host receive, which cannot
+// pull, the rendezvous still delivers it. Every message arrives whole either way.
+TEST(RndvGpu, PullableMessagesSkipEager) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    const auto small = L::vector(16, 2, 4, dbl);                           // 256 bytes
+    const auto blk = L::indexed({3, 1, 20}, {-6, 0, 2}, dbl);               // 192 bytes, a block list
+    for (const char *limit : {"0", "8192"}) {
+        ScopedEnv env{{"UCXDT_IPC_EAGER_THRESHOLD", limit}, {"UCXDT_CUDA_IPC", "y"}};
+        Pair p{Config{8192, 16384, 2, 8}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        EXPECT_EQ(run_case(p, small, small, 1, 0x610, false, Mem::cuda, Mem::cuda), "") << limit;
+        EXPECT_EQ(run_case(p, blk, blk, 2, 0x611, false, Mem::cuda, Mem::cuda), "") << limit;
+        EXPECT_EQ(run_case(p, doubles(32, true), small, 1, 0x612, false, Mem::cuda, Mem::cuda), "") << limit;
+        EXPECT_EQ(run_case(p, small, small, 1, 0x613, false, Mem::cuda, Mem::host), "") << limit;
+        const uint64_t pulls = limit[0] == '0' ? 2 : 0;
+        EXPECT_EQ(internals(p.w[1]).ipc_pulls, pulls) << "receives that pulled, UCXDT_IPC_EAGER_THRESHOLD=" << limit;
     }
 }
 
