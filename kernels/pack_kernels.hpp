@@ -99,12 +99,11 @@ constexpr int kMaxBatch = 8;
 int batch_rows();
 /// The grid of a batched launch of `rows` copies whose largest needs `threads` threads.
 dim3 batch_grid(uint64_t threads, unsigned block, int rows);
-/// `n` layout-to-layout copies (every args[i].packed_dims.n > 0, else cudaErrorInvalidValue
-/// and nothing enqueued) on `stream`, batch_rows() to a launch: a window of small messages pays
-/// one launch where each copy would pay its own.
+/// `n` copies of launch_strided (packs, unpacks and layout-to-layout copies, mixed) on
+/// `stream`, batch_rows() to a launch: a window of small messages pays one launch where each
+/// copy would pay its own. Copies of one call must not depend on each other's bytes.
 cudaError_t launch_strided_batch(const StridedArgs *args, int n, cudaStream_t stream);
-/// `n` work-unit copies of a block list into its twin (every args[i].twin set and pack true,
-/// else cudaErrorInvalidValue and nothing enqueued), batch_rows() to a launch, as above.
+/// `n` copies of launch_units (mixed directions, with or without a twin), as above.
 cudaError_t launch_units_batch(const UnitArgs *args, int n, cudaStream_t stream);
 
 }  // namespace ucxdt::kernels

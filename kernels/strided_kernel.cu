@@ -3,6 +3,7 @@
 // the group size follows the run length).
 #include "pack_kernels.hpp"
 
+#include "batch.cuh"
 #include "copy.cuh"
 
 #include <algorithm>
@@ -100,15 +101,19 @@ __global__ void strided_kernel(const __grid_constant__ StridedArgs a) {
 }
 
 struct StridedBatch {
-    int n = 0;
     StridedArgs a[kMaxBatch];
 };
 
-// Row y of the grid copies a.a[y]: one launch for several small layout-to-layout copies.
+// Row y of the grid copies b.a[y], in its own direction: one launch for a window of small
+// packs, unpacks and layout-to-layout copies. A row is uniform, so the branch never diverges.
 template <int V>
 __global__ void strided_batch_kernel(const __grid_constant__ StridedBatch b) {
-    strided_copy<V, true, true>(b.a[blockIdx.y], static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
-                                static_cast<uint64_t>(gridDim.x) * blockDim.x);
+    const StridedArgs &a = b.a[blockIdx.y];
+    const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+    if (a.packed_dims.n > 0) strided_copy<V, true, true>(a, tid, threads);
+    else if (a.pack) strided_copy<V, true, false>(a, tid, threads);
+    else strided_copy<V, false, false>(a, tid, threads);
 }
 
 template <int V>
@@ -132,33 +137,18 @@ cudaError_t launch_batch(const StridedBatch &b, dim3 grid, dim3 block, cudaStrea
 }  // namespace
 
 cudaError_t launch_strided_batch(const StridedArgs *args, int n, cudaStream_t stream) {
-    for (int i = 0; i < n; ++i)
-        if (args[i].packed_dims.n == 0) return cudaErrorInvalidValue;  // layout to layout only
-    constexpr unsigned kBlock = 256;
-    for (int first = 0; first < n; first += batch_rows()) {
-        StridedBatch b;
-        b.n = std::min(batch_rows(), n - first);
-        uint64_t threads = 0;
-        int vec = 16;
-        for (int i = 0; i < b.n; ++i) {
-            b.a[i] = args[first + i];
-            threads = std::max(threads, b.a[i].items << b.a[i].lanes_log2);
-            vec = std::min(vec, b.a[i].vec);  // powers of two (0: any alignment): the least serves all
-        }
-        if (threads == 0) continue;
-        const dim3 grid = batch_grid(threads, kBlock, b.n), block(kBlock);
-        cudaError_t e;
+    return launch_in_batches<StridedBatch>(args, n, [&](const StridedBatch &b, int rows, dim3 grid, dim3 block) {
+        int vec = 16;  // powers of two (0: any alignment): the least serves all
+        for (int i = 0; i < rows; ++i) vec = std::min(vec, b.a[i].vec);
         switch (vec) {
-        case 16: e = launch_batch<16>(b, grid, block, stream); break;
-        case 8: e = launch_batch<8>(b, grid, block, stream); break;
-        case 4: e = launch_batch<4>(b, grid, block, stream); break;
-        case 2: e = launch_batch<2>(b, grid, block, stream); break;
-        case 1: e = launch_batch<1>(b, grid, block, stream); break;
-        default: e = launch_batch<0>(b, grid, block, stream); break;
+        case 16: return launch_batch<16>(b, grid, block, stream);
+        case 8: return launch_batch<8>(b, grid, block, stream);
+        case 4: return launch_batch<4>(b, grid, block, stream);
+        case 2: return launch_batch<2>(b, grid, block, stream);
+        case 1: return launch_batch<1>(b, grid, block, stream);
+        default: return launch_batch<0>(b, grid, block, stream);
         }
-        if (e != cudaSuccess) return e;
-    }
-    return cudaSuccess;
+    });
 }
 
 cudaError_t launch_strided(const StridedArgs &a, cudaStream_t stream) {

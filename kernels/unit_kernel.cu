@@ -3,6 +3,7 @@
 // balanced groups of lanes).
 #include "pack_kernels.hpp"
 
+#include "batch.cuh"
 #include "copy.cuh"
 
 #include <algorithm>
@@ -41,31 +42,22 @@ struct UnitBatch {
     UnitArgs a[kMaxBatch];
 };
 
-// Row y of the grid copies b.a[y] (each with its twin: a block list into the same one).
+// Row y of the grid copies b.a[y], packing or unpacking as it says (or into its twin).
 __global__ void unit_batch_kernel(const __grid_constant__ UnitBatch b) {
-    unit_copy<true>(b.a[blockIdx.y], static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
-                    static_cast<uint64_t>(gridDim.x) * blockDim.x);
+    const UnitArgs &a = b.a[blockIdx.y];
+    const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const uint64_t threads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+    if (a.pack) unit_copy<true>(a, tid, threads);
+    else unit_copy<false>(a, tid, threads);
 }
 
 }  // namespace
 
 cudaError_t launch_units_batch(const UnitArgs *args, int n, cudaStream_t stream) {
-    for (int i = 0; i < n; ++i)
-        if (!args[i].twin || !args[i].pack) return cudaErrorInvalidValue;  // twin copies only
-    constexpr unsigned kBlock = 256;
-    for (int first = 0; first < n; first += batch_rows()) {
-        UnitBatch b;
-        const int rows = std::min(batch_rows(), n - first);
-        uint64_t threads = 0;
-        for (int i = 0; i < rows; ++i) {
-            b.a[i] = args[first + i];
-            threads = std::max(threads, b.a[i].items << b.a[i].lanes_log2);
-        }
-        if (threads == 0) continue;
-        unit_batch_kernel<<<batch_grid(threads, kBlock, rows), kBlock, 0, stream>>>(b);
-        if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-    }
-    return cudaSuccess;
+    return launch_in_batches<UnitBatch>(args, n, [&](const UnitBatch &b, int, dim3 grid, dim3 block) {
+        unit_batch_kernel<<<grid, block, 0, stream>>>(b);
+        return cudaGetLastError();
+    });
 }
 
 cudaError_t launch_units(const UnitArgs &a, cudaStream_t stream) {

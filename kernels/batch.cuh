@@ -1,0 +1,32 @@
+// The host loop of the batched launches (launch_strided_batch, launch_units_batch): copies
+// batch_rows() to a launch, row y of the grid copying the y-th, the grid sized for the largest.
+#pragma once
+
+#include "pack_kernels.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace ucxdt::kernels {
+
+/// Launches args[0, n) through launch(batch, rows, grid, block), a Batch (a struct holding
+/// `Args a[kMaxBatch]`) of up to batch_rows() copies each time; batches without work are skipped.
+template <class Batch, class Args, class Launch>
+cudaError_t launch_in_batches(const Args *args, int n, Launch &&launch) {
+    constexpr unsigned kBlock = 256;
+    for (int first = 0; first < n; first += batch_rows()) {
+        Batch b;
+        const int rows = std::min(batch_rows(), n - first);
+        uint64_t threads = 0;
+        for (int i = 0; i < rows; ++i) {
+            b.a[i] = args[first + i];
+            threads = std::max(threads, b.a[i].items << b.a[i].lanes_log2);
+        }
+        if (threads == 0) continue;
+        if (const cudaError_t e = launch(b, rows, batch_grid(threads, kBlock, rows), dim3(kBlock)); e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
+
+}  // namespace ucxdt::kernels
