@@ -23,7 +23,7 @@
  *     device staging and an unpack from it. Completion is the GPU's, so local and remote
  *     completion coincide. The strided and block-list copies start at the next
  *     ucxdt_worker_progress, which launches those issued since the last one together
- *     (UCXDT_IPC_BATCH of ucxdt_ucp.h); the others start in the call, after them.
+ *     (UCXDT_GPU_BATCH of ucxdt_ucp.h); the others start in the call, after them.
  *   - a host region, or a device region out of CUDA IPC's reach, is served by one of two paths.
  *     The origin is packed first (by the CPU, or by its GPU into page-locked staging).
  *       - runs: one ucp_put_nbx per contiguous run of the target layout (runs that touch are

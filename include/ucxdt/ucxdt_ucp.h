@@ -121,10 +121,13 @@
  *                          threshold too (default 0: never, because the pull's one copy beat
  *                          eager's pack and unpack from 256 B; a receive in host memory, or of
  *                          another layout, then takes the rendezvous without the pull)
- *   UCXDT_IPC_BATCH        receiver's copies of that kind matched in one progress call, and
- *                          one-sided copies (ucxdt_rma.h) issued between two, that share one
- *                          event, and one kernel launch per kind (strided, block list); default
- *                          8; 1: each copy its own, as a 2-D copy where the method model picks one
+ *   UCXDT_GPU_BATCH        GPU operations on one GPU (packs and unpacks of host-staged or eager
+ *                          messages, pulls, pushes, one-sided copies of ucxdt_rma.h) issued
+ *                          between two progress calls that share one event, and one kernel
+ *                          launch per kernel kind (strided, block list), up to 8 copies each;
+ *                          default 8; 1: each operation its own launch and event. Such work
+ *                          starts at the next ucxdt_worker_progress (or when that many wait),
+ *                          not in the call that issued it
  *   UCXDT_HOST_FRAGS       am|get: how the fragments of a sender outside CUDA IPC travel, as
  *                          active messages or as the receiver's GETs (default am; the
  *                          sender's setting decides)

@@ -120,11 +120,11 @@ ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offse
 }
 
 ucxdt_status_t transfer_on_gpu(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
-                               bool pack, int device, cudaStream_t stream, bool peer) {
+                               bool pack, int device, cudaStream_t stream, bool peer, cuda::LaunchBatch *batch) {
     if (length == 0) return UCXDT_OK;
     cuda::DeviceGuard guard(device);
     if (ucxdt_status_t st = guard.status()) return st;
-    return cuda::transfer_async(p, layout, packed, offset, length, pack, device, stream, peer);
+    return cuda::transfer_async(p, layout, packed, offset, length, pack, device, stream, peer, batch);
 }
 
 }  // namespace ucxdt

@@ -9,6 +9,10 @@
 
 namespace ucxdt {
 
+namespace cuda {
+class LaunchBatch;
+}
+
 /// The GPU holding the layout side of (buf, p), or -1 when it is not device or managed
 /// memory. Told by the layout's first data byte: the buffer pointer may be NULL with absolute
 /// displacements (MPI_BOTTOM), and the plan's origin need not be in memory.
@@ -25,8 +29,9 @@ ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offse
 /// transfer() enqueued on `stream` for a caller that already knows where both buffers are: the
 /// layout on GPU `device`, the packed bytes in GPU memory (that GPU's, or another's when
 /// `peer`). Skips transfer()'s two memory-type queries, which cost as much as the launch for
-/// the fragments of small messages.
+/// the fragments of small messages. `batch`: kernels go there (cuda::transfer_async).
 ucxdt_status_t transfer_on_gpu(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
-                               bool pack, int device, cudaStream_t stream, bool peer);
+                               bool pack, int device, cudaStream_t stream, bool peer,
+                               cuda::LaunchBatch *batch = nullptr);
 
 }  // namespace ucxdt

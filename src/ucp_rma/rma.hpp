@@ -5,7 +5,6 @@
 
 #include "base/bytes.hpp"
 #include "ucp_rndv/rndv_worker.hpp"
-#include "uct_cuda/gpu_engine.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
 
@@ -253,20 +252,14 @@ private:
         cuda::DeviceStaging *dev;
         cudaEvent_t event;
         bool owns_event;  // false: a later wait of the same launch shares the event and gives it back
+        ucxdt_status_t status;  // its launch failed
     };
     // Layout-to-layout copies over CUDA IPC issued since the last progress call (start_ipc),
-    // launched together by the next (launch_queued): a window of small puts shares a launch
-    // and an event per kind (UCXDT_IPC_BATCH) where each paid its own.
-    struct QueuedCopy {
-        rndv::Request *r;
-        cuda::LayoutCopy strided;    // !same
-        cuda::SameLayoutCopy block;  // same
-        bool same;
-        bool peer;  // strided.to_buf is another GPU's memory
-        int device;
-    };
-    std::vector<QueuedCopy> queued_;
-    void launch_queued();
+    // their kernels in the stream's batch, launched together by the next progress call
+    // (flush_launches): a window of small puts shares a launch and an event (UCXDT_GPU_BATCH)
+    // where each paid its own.
+    cuda::LaunchQueue<rndv::Request *> launching_;
+    void flush_launches(cuda::DeviceStaging *only = nullptr);
     struct UcpDone {
         rndv::Request *r;
         ucs_status_t status;

@@ -210,7 +210,7 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
     const bool same = r->gpu >= 0 && !strided && o.cls == UCXDT_PLAN_BLOCK_LIST &&
                       t.cls == UCXDT_PLAN_BLOCK_LIST && o.layout_hash == t.layout_hash &&
                       o.packed_size == t.packed_size;
-    if (!strided && !same && !queued_.empty()) launch_queued();
+    if (!strided && !same && !launching_.empty()) flush_launches();
     const int64_t n = r->packed;
     char *origin = r->buffer;
     ucxdt_status_t st = UCXDT_OK;
@@ -222,16 +222,23 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
         if (op->put) cpu::pack(o, origin, 0, n, op->pinned);
         else op->unpack_on_host = true;
         st = transfer_on_gpu(t, target, op->pinned, 0, n, !op->put, device, s, false);
-    } else if (strided) {
-        ++r->ucp_ops;  // the GPU work, launched by the next progress call
-        queued_.push_back(op->put ? QueuedCopy{r, {&o, origin, &t, target}, {}, false, remote_gpu, device}
-                                  : QueuedCopy{r, {&t, target, &o, origin}, {}, false, false, device});
-        return UCXDT_OK;
-    } else if (same) {
-        ++r->ucp_ops;
-        queued_.push_back(QueuedCopy{r, {}, op->put ? cuda::SameLayoutCopy{&o, origin, target}
-                                                    : cuda::SameLayoutCopy{&t, target, origin},
-                                     true, false, device});
+    } else if (strided || same) {
+        // Into the stream's batch, launched by the next progress call with the others'.
+        cuda::LaunchBatch &b = r->dev->batch();
+        const cuda::LaunchBatch::Mark mark = b.mark();
+        if (strided)
+            st = op->put ? cuda::copy_layouts_async(o, origin, t, target, device, s, remote_gpu, &b)
+                         : cuda::copy_layouts_async(t, target, o, origin, device, s, false, &b);
+        else
+            st = op->put ? cuda::copy_same_layout_async(o, origin, target, device, s, &b)
+                         : cuda::copy_same_layout_async(t, target, origin, device, s, &b);
+        if (st) {
+            b.rewind(mark);
+            cudaStreamSynchronize(s);  // a 2-D copy may have started
+            return st;
+        }
+        ++r->ucp_ops;  // the GPU work, which the request outlives
+        if (launching_.add(r->dev, r) >= static_cast<size_t>(w_->cfg.gpu_batch)) flush_launches(r->dev);
         return UCXDT_OK;
     } else if (t.cls == UCXDT_PLAN_CONTIGUOUS) {
         // The target is the packed stream: the origin packs into it, or unpacks from it.
@@ -251,7 +258,7 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
         cudaStreamSynchronize(s);  // nothing of it may run once the request ends
         return st;
     }
-    GpuWait g{r, r->dev, nullptr, true};
+    GpuWait g{r, r->dev, nullptr, true, UCXDT_OK};
     if (ucxdt_status_t e = r->dev->record(&g.event)) {
         cudaStreamSynchronize(s);
         return e;
@@ -262,57 +269,14 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
     return UCXDT_OK;
 }
 
-void Rma::launch_queued() {
-    std::vector<QueuedCopy> q;
-    q.swap(queued_);
-    std::vector<cuda::LayoutCopy> strided;
-    std::vector<cuda::SameLayoutCopy> same;
-    std::vector<Request *> group;
-    for (size_t i = 0; i < q.size();) {
-        cuda::DeviceStaging *dev = q[i].r->dev;
-        const int device = q[i].device;
-        strided.clear();
-        same.clear();
-        group.clear();
-        bool peer = false;
-        for (; i < q.size() && q[i].r->dev == dev && static_cast<int>(group.size()) < w_->cfg.ipc_batch; ++i) {
-            Request *r = q[i].r;
-            if (r->status != UCXDT_INPROGRESS) {  // failed since it was issued (its mapping is gone)
-                w_->op_done(r);
-                if (r->user_freed) w_->release(r);
-                continue;
-            }
-            group.push_back(r);
-            if (q[i].same) {
-                same.push_back(q[i].block);
-            } else {
-                if (strided.empty()) peer = q[i].peer;
-                strided.push_back(q[i].strided);
-            }
-        }
-        if (group.empty()) continue;
-        cuda::DeviceGuard guard(device);
-        ucxdt_status_t st = guard.status();
-        if (!st)
-            st = cuda::copy_window_async(strided.data(), static_cast<int>(strided.size()), same.data(),
-                                         static_cast<int>(same.size()), device, dev->stream(), peer);
-        cudaEvent_t event = nullptr;
-        if (!st) st = dev->record(&event);
-        if (st) {
-            cudaStreamSynchronize(dev->stream());  // nothing of it may run once the requests end
-            for (Request *r : group) {
-                op_of(r)->error = st;
-                w_->op_done(r);
-                if (r->ucp_ops == 0) finish(r);
-                if (r->user_freed) w_->release(r);
-            }
-            continue;
-        }
-        ++counters.ipc_events;
-        for (size_t k = 0; k < group.size(); ++k) gpu_.push_back(GpuWait{group[k], dev, event, k + 1 == group.size()});
-    }
-    q.clear();
-    if (queued_.empty()) queued_.swap(q);  // its storage serves the next call
+void Rma::flush_launches(cuda::DeviceStaging *only) {
+    launching_.flush(
+        [this](cuda::DeviceStaging *dev, std::vector<Request *> &rs, cudaEvent_t event, ucxdt_status_t st) {
+            if (!st) ++counters.ipc_events;
+            for (size_t k = 0; k < rs.size(); ++k)
+                gpu_.push_back(GpuWait{rs[k], dev, event, event && k + 1 == rs.size(), st});
+        },
+        only);
 }
 
 // ---- Completion ----------------------------------------------------------------------------
@@ -383,20 +347,22 @@ void Rma::advance_flush(Request *r) {
 
 unsigned Rma::progress() {
     unsigned n = serve_incoming();
-    if (!queued_.empty()) launch_queued();
+    if (!launching_.empty()) flush_launches();
     std::vector<Request *> ended;
     // Events of one stream complete in order: only the oldest pending one is queried, once for
     // the waits of one launch.
     cudaEvent_t complete_event = nullptr;
     while (!gpu_.empty()) {
         const GpuWait g = gpu_.front();
-        const cudaError_t e = g.event == complete_event ? cudaSuccess : cudaEventQuery(g.event);
+        const cudaError_t e = !g.event || g.event == complete_event ? cudaSuccess : cudaEventQuery(g.event);
         if (e == cudaErrorNotReady) break;
         gpu_.pop_front();
         complete_event = e == cudaSuccess && !g.owns_event ? g.event : nullptr;
         if (g.owns_event) g.dev->give_event(g.event);
         w_->op_done(g.r);
-        if (e != cudaSuccess) {
+        if (g.status) {
+            op_of(g.r)->error = g.status;
+        } else if (e != cudaSuccess) {
             cudaGetLastError();
             op_of(g.r)->error = fail(UCXDT_ERR_CUDA, std::string("one-sided GPU copy: ") + cudaGetErrorString(e));
         }

@@ -30,28 +30,57 @@ ucxdt_status_t Worker::gpu(int device, cuda::DeviceStaging **out) {
 ucxdt_status_t Worker::launch(Request *r, GpuOp op, const GpuWork &work) {
     op.req = r;
     if (r->dev) {
+        // A window of small messages issues many of these between progress calls: their kernels
+        // share a launch and an event (cuda::LaunchQueue), where each paid its own (the host-
+        // staged packs and unpacks, pulls; docs/performance.md, table c).
         const cudaStream_t s = r->dev->stream();
-        if (ucxdt_status_t st = work(&s)) return st;
-        if (ucxdt_status_t st = r->dev->record(&op.event)) return st;
+        const cuda::LaunchBatch::Mark mark = r->dev->batch().mark();
+        if (ucxdt_status_t st = work(&s)) {
+            r->dev->batch().rewind(mark);  // none of it may run once r has ended
+            return st;
+        }
         op.dev = r->dev;
-    } else if (ucxdt_status_t st = work(nullptr)) {  // host memory: synchronous
-        return st;
+        ++r->ucp_ops;
+        ++gpu_launches;
+        if (launching.add(r->dev, op) >= static_cast<size_t>(cfg.gpu_batch)) flush_launches(r->dev);
+        return UCXDT_OK;
     }
+    if (ucxdt_status_t st = work(nullptr)) return st;  // host memory: synchronous
     ++r->ucp_ops;
     gpu_ops.push_back(op);
     return UCXDT_OK;
 }
 
+void Worker::flush_launches(cuda::DeviceStaging *only) {
+    launching.flush(
+        [this](cuda::DeviceStaging *, std::vector<GpuOp> &ops, cudaEvent_t event, ucxdt_status_t st) {
+            if (!st) ++gpu_events;
+            for (size_t k = 0; k < ops.size(); ++k) {
+                ops[k].event = event;
+                ops[k].owns_event = event && k + 1 == ops.size();  // the last completes last
+                ops[k].status = st;
+                gpu_ops.push_back(ops[k]);
+            }
+        },
+        only);
+}
+
+void Worker::quiesce(cuda::DeviceStaging *dev) {
+    if (!launching.empty()) flush_launches(dev);
+    dev->synchronize();  // with copies another layer (one-sided) batched on this stream
+}
+
 ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64_t offset,
                                  int64_t length, bool pack, bool peer) {
-    if (s) return transfer_on_gpu(*r->plan, r->buffer, packed, offset, length, pack, r->gpu, *s, peer);
+    if (s)
+        return transfer_on_gpu(*r->plan, r->buffer, packed, offset, length, pack, r->gpu, *s, peer, &r->dev->batch());
     return transfer(*r->plan, r->buffer, packed, offset, length, pack, nullptr, peer);
 }
 
 void Worker::send_fail(Request *r, ucxdt_status_t st) {
     // Nothing of it may still run once the receiver reads FIN (it then reuses its slots), nor once
     // our staging slots go back to the pool.
-    if (r->dev) cudaStreamSynchronize(r->dev->stream());
+    if (r->dev) quiesce(r->dev);
     if (r->rreq_id && !r->peer_lost) send_fin(r, st);
     complete(r, st);
 }
@@ -73,11 +102,11 @@ unsigned Worker::poll_gpu() {
     // Events of one stream complete in the order they were recorded, and gpu_ops keeps that
     // order: once one is pending, the later ones of its stream are too, and querying them would
     // only cost driver calls (a window of messages queues many). Only the oldest is queried.
-    // Ops of one launch share its event (flush_pulls), queued together: one query serves them.
+    // Ops of one launch share its event (flush_launches), queued together: one query serves them.
     std::vector<const cuda::DeviceStaging *> pending;
     cudaEvent_t complete_event = nullptr;
     for (const GpuOp &op : ops) {
-        ucxdt_status_t st = UCXDT_OK;
+        ucxdt_status_t st = op.status;
         if (op.event) {
             const bool behind = std::find(pending.begin(), pending.end(), op.dev) != pending.end();
             const cudaError_t e = behind                         ? cudaErrorNotReady

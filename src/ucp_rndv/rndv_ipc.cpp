@@ -172,7 +172,7 @@ bool Worker::send_start_ipc(Request *r) {
     // block list its data to a receive of the same block list: one round trip (RTS, ATS) where
     // the sender's copy takes one and a half (RTS, RTR, FIN), and the copy's CPU work (the GPU
     // call and its event) falls to the receiver, which otherwise waits and which launches the
-    // copies of a window together (flush_pulls). Larger ones are pushed: kernels write peer
+    // copies of a window together (flush_launches). Larger ones are pushed: kernels write peer
     // memory faster than they read it.
     cuda::IpcRef runs{};
     const Plan &pl = *r->plan;
@@ -228,7 +228,8 @@ void Worker::send_on_rtr(const Event &e) {
         const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
             cuda::DeviceGuard g(r->gpu);
             if (ucxdt_status_t gs = g.status()) return gs;
-            return cuda::copy_layouts_async(*r->plan, r->buffer, to, r->peer_mem, r->gpu, *s, r->peer_gpu);
+            return cuda::copy_layouts_async(*r->plan, r->buffer, to, r->peer_mem, r->gpu, *s, r->peer_gpu,
+                                            &r->dev->batch());
         });
         if (st) send_fail(r, st);
         return;
@@ -242,7 +243,7 @@ void Worker::send_on_rtr(const Event &e) {
         const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
             cuda::DeviceGuard g(r->gpu);
             if (ucxdt_status_t gs = g.status()) return gs;
-            return cuda::copy_same_layout_async(*r->plan, r->buffer, to, r->gpu, *s);
+            return cuda::copy_same_layout_async(*r->plan, r->buffer, to, r->gpu, *s, &r->dev->batch());
         });
         if (st) send_fail(r, st);
         return;
@@ -352,8 +353,12 @@ bool Worker::strided_pull(Request *r, const PeerInfo &p) {
     if (!cuda::strided_pair(from, to)) return false;
     if (ucxdt_status_t st = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
     ++ipc_pulls;
-    ++r->ucp_ops;  // until flush_pulls launches it, at the end of this progress call
-    queued_pulls.push_back(QueuedPull{r, std::move(from), std::move(dense), r->dense, to_buf, false});
+    const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
+        cuda::DeviceGuard g(r->gpu);
+        if (ucxdt_status_t gs = g.status()) return gs;
+        return cuda::copy_layouts_async(from, r->peer_mem, to, to_buf, r->gpu, *s, r->peer_gpu, &r->dev->batch());
+    });
+    if (st) recv_finish(r, st);
     return true;
 }
 
@@ -365,67 +370,13 @@ bool Worker::same_layout_pull(Request *r, const PeerInfo &p) {
         return false;
     if (ucxdt_status_t st = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
     ++ipc_pulls;
-    ++r->ucp_ops;
-    queued_pulls.push_back(QueuedPull{r, {}, {}, false, r->buffer, true});
+    const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
+        cuda::DeviceGuard g(r->gpu);
+        if (ucxdt_status_t gs = g.status()) return gs;
+        return cuda::copy_same_layout_async(pl, at(r->peer_mem, -pl.data_lo), r->buffer, r->gpu, *s, &r->dev->batch());
+    });
+    if (st) recv_finish(r, st);
     return true;
-}
-
-void Worker::flush_pulls() {
-    // A window of small messages delivers several RTSs to one progress call. Each copy with its
-    // own launch and event cost the receiver more than UCP's whole message (docs/performance.md,
-    // table c); one event serves the pulls of a GPU together, and one launch their strided
-    // copies, another their block lists' work-unit copies.
-    std::vector<QueuedPull> q;
-    q.swap(queued_pulls);
-    std::vector<cuda::LayoutCopy> copies;
-    std::vector<cuda::SameLayoutCopy> same;
-    std::vector<Request *> group;
-    for (size_t i = 0; i < q.size();) {
-        cuda::DeviceStaging *dev = q[i].r->dev;
-        const int device = q[i].r->gpu;
-        copies.clear();
-        same.clear();
-        group.clear();
-        cuda::DeviceGuard g(device);
-        ucxdt_status_t st = g.status();
-        bool first_peer = false;  // the first strided copy's source is another GPU's memory
-        for (; i < q.size() && q[i].r->dev == dev && static_cast<int>(group.size()) < cfg.ipc_batch; ++i) {
-            Request *r = q[i].r;
-            --r->ucp_ops;
-            if (r->status != UCXDT_INPROGRESS) {  // failed or canceled since it was queued
-                if (r->user_freed) release(r);
-                continue;
-            }
-            group.push_back(r);
-            if (!q[i].same_layout && copies.empty()) first_peer = r->peer_gpu;
-            if (!q[i].same_layout)
-                copies.push_back({&q[i].from, r->peer_mem, q[i].into_dense ? &q[i].dense : r->plan.get(), q[i].to_buf});
-            else
-                same.push_back({r->plan.get(), at(r->peer_mem, -r->plan->data_lo), q[i].to_buf});
-        }
-        if (group.empty()) continue;
-        if (!st)
-            st = cuda::copy_window_async(copies.data(), static_cast<int>(copies.size()), same.data(),
-                                         static_cast<int>(same.size()), device, dev->stream(), first_peer);
-        cudaEvent_t event = nullptr;
-        if (!st) st = dev->record(&event);
-        if (st) {
-            for (Request *r : group) recv_finish(r, st);
-            continue;
-        }
-        ++pull_events;
-        for (size_t k = 0; k < group.size(); ++k) {
-            GpuOp op{GpuOp::recv_all};
-            op.req = group[k];
-            op.dev = dev;
-            op.event = event;
-            op.owns_event = k + 1 == group.size();  // the last of them completes last
-            ++group[k]->ucp_ops;
-            gpu_ops.push_back(op);
-        }
-    }
-    q.clear();
-    if (queued_pulls.empty()) queued_pulls.swap(q);  // its storage serves the next call
 }
 
 bool Worker::same_layout_offer(Request *r, AmHeader *rtr) {

@@ -99,7 +99,7 @@ bool Worker::recv_matched(Request *r, const Event &e) {
 // Ends a matched rendezvous: ATS to the sender (its request completes with the same status),
 // then the receive itself.
 void Worker::recv_eager_done(Request *r, ucxdt_status_t st) {
-    if (st && r->dev) cudaStreamSynchronize(r->dev->stream());  // nothing may read the slot after
+    if (st && r->dev) quiesce(r->dev);  // nothing may read the slot after
     r->wire_busy = false;
     wire_free(r);
     complete(r, st);
@@ -107,7 +107,7 @@ void Worker::recv_eager_done(Request *r, ucxdt_status_t st) {
 
 void Worker::recv_finish(Request *r, ucxdt_status_t st) {
     // Failing, our own GPU work on the request must end before its slots and buffer are free.
-    if (st && r->dev) cudaStreamSynchronize(r->dev->stream());
+    if (st && r->dev) quiesce(r->dev);
     if (r->peer_lost || st == UCXDT_ERR_PEER_FAILURE) return complete(r, st);
     AmHeader ats{};
     ats.kind = AmKind::ats;

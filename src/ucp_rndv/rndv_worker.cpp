@@ -202,8 +202,10 @@ void Worker::peer_failed(ucp_ep_h ep) {
         if (e->ucp_ep == ep && e->peer_known) lost.push_back(e->peer_uuid);
     failed_peers.insert(lost.begin(), lost.end());
     // Their memory is unmapped once no GPU work of ours can still touch it.
-    if (!lost.empty())
-        for (auto &[device, g] : gpus) cudaStreamSynchronize(g->stream());
+    if (!lost.empty()) {
+        flush_launches();
+        for (auto &[device, g] : gpus) g->synchronize();
+    }
     for (uint64_t uuid : lost) imports->forget_peer(uuid), peer_staging.forget(uuid);
     std::vector<Request *> hit;
     for (auto &[id, r] : requests) {
@@ -288,6 +290,7 @@ AmHeader Worker::hello(AmKind kind) const {
 }
 
 unsigned Worker::progress() {
+    if (!launching.empty()) flush_launches();  // what the calls since the last progress issued
     unsigned n = ucp_worker_progress(ucp_worker);
     n += poll_gpu();
     // In batches: an event handled may queue more, which the next batch takes, in order. The
@@ -369,7 +372,7 @@ unsigned Worker::progress() {
         else if (!recv_advance(r)) waiting.push_back(r);
         ++n;
     }
-    if (!queued_pulls.empty()) flush_pulls();
+    if (!launching.empty()) flush_launches();
     // Endpoints whose first unsent message ended before it went: the ones behind it may go.
     std::vector<uint64_t> due;
     due.swap(unsent_due);

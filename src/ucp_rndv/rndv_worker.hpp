@@ -12,6 +12,7 @@
 #include "ucp_rndv/wire_pool.hpp"
 #include "uct_cuda/device_staging.hpp"
 #include "uct_cuda/ipc.hpp"
+#include "uct_cuda/launch_queue.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
 
@@ -45,9 +46,9 @@ struct Config {
     int64_t ipc_eager = 0;            // UCXDT_IPC_EAGER_THRESHOLD: GPU messages an IPC peer could
                                       // pull (offers_pull) go eager only up to this many bytes: the
                                       // pull's one copy beat eager's pack and unpack from 256 B
-    int ipc_batch = 8;                // UCXDT_IPC_BATCH: pulls matched, or one-sided copies
-                                      // issued, between progress calls that share a kernel launch
-                                      // and its event (1: each its own)
+    int gpu_batch = 8;                // UCXDT_GPU_BATCH: GPU operations of one GPU (packs, unpacks,
+                                      // pulls, one-sided copies) issued between progress calls
+                                      // that share a kernel launch and its event (1: each its own)
     bool ipc_same_layout = true;      // UCXDT_IPC_SAME_LAYOUT_COPY: a block list into the same
                                       // block list, each byte to its own displacement
     bool host_am = true;              // UCXDT_HOST_FRAGS=am: a staged sender sends its fragments
@@ -222,6 +223,7 @@ struct GpuOp {
     cuda::DeviceStaging *dev = nullptr;  // whose stream and event
     cudaEvent_t event = nullptr;
     bool owns_event = true;  // false: a later op of the same launch shares the event and gives it back
+    ucxdt_status_t status = UCXDT_OK;  // its launch failed (flush_launches)
     int64_t frag = -1;
     int slot = -1;
 };
@@ -321,18 +323,11 @@ struct Worker {
         uint64_t am = 0, get = 0, in_place = 0;
     } host_frags;
     uint64_t ipc_pulls = 0;  // receives that copied the runs of the sender's layout (pull)
-    uint64_t pull_events = 0;  // events those copies shared (flush_pulls)
-    // Pulls matched in this progress call, launched together at its end (flush_pulls). A strided
-    // one: the sender's layout, and the dense view a contiguous receive takes the runs into.
-    struct QueuedPull {
-        Request *r;
-        Plan from;
-        Plan dense;
-        bool into_dense;
-        char *to_buf;
-        bool same_layout;  // a block list from the sender's equal one (same_layout_pull)
-    };
-    std::vector<QueuedPull> queued_pulls;
+    uint64_t gpu_launches = 0;  // GPU operations issued on a stream (launch)
+    uint64_t gpu_events = 0;    // events recorded behind them (shared by a launch's)
+    // GPU operations whose kernels wait in their stream's batch (launch), launched together by
+    // flush_launches at the start and end of progress, or once cfg.gpu_batch wait on one GPU.
+    cuda::LaunchQueue<GpuOp> launching;
     // Push: device slots of receives that failed while their sender could still be writing them,
     // by receive id; the sender's FIN (sent once its GPU work ended) gives them back, or the
     // sender's failure (its context, and so its writes, end with its process).
@@ -405,9 +400,6 @@ struct Worker {
     bool offers_pull(const Request *r) const;
     bool strided_pull(Request *r, const PeerInfo &p);  // the receiver copies from the send layout
     bool same_layout_pull(Request *r, const PeerInfo &p);  // the same, of one block list on both sides
-    /// Launches the queued pulls, up to cfg.ipc_batch of one GPU sharing an event, their
-    /// strided copies one launch (kernels::kMaxBatch at a time).
-    void flush_pulls();
     bool same_layout_offer(Request *r, AmHeader *rtr);
     ucxdt_status_t recv_grant(Request *r, int slot, AmKind kind);  // the slot takes fragment next_get
     AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields
@@ -418,9 +410,16 @@ struct Worker {
     /// The stream (and IPC staging) of GPU `device`, made on first use.
     ucxdt_status_t gpu(int device, cuda::DeviceStaging **out);
     /// Runs `work` on r's GPU stream (or synchronously when r has none) and queues `op`, whose
-    /// completion gpu_done handles.
+    /// completion gpu_done handles. On a stream, the work's kernels go into the stream's batch
+    /// (move_bytes, and the copies given r->dev->batch()), launched with other operations' by
+    /// flush_launches, which records the event.
     using GpuWork = std::function<ucxdt_status_t(const cudaStream_t *)>;
     ucxdt_status_t launch(Request *r, GpuOp op, const GpuWork &work);
+    /// Launches the batches of the operations waiting in `launching` (only dev's when given), an
+    /// event behind each, and moves the operations to gpu_ops.
+    void flush_launches(cuda::DeviceStaging *only = nullptr);
+    /// Ends every GPU operation on dev's stream: what is batched is launched, then waited for.
+    void quiesce(cuda::DeviceStaging *dev);
     unsigned poll_gpu();
     void gpu_done(const GpuOp &op);
     /// Ends a send that failed once it may have GPU work or a receiver: waits for the GPU work,
@@ -493,8 +492,9 @@ ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t typ
 ucxdt_status_ptr_t error_ptr(ucxdt_status_t st);
 
 /// Moves packed bytes [offset, offset + length) of r's layout to or from `packed`: on stream *s
-/// when given (r's layout is on GPU r->gpu), else synchronously through transfer(). `peer`: the
-/// packed bytes are another GPU's memory.
+/// when given (r's layout is on GPU r->gpu, *s is r->dev's stream, and kernels go into its
+/// batch: Worker::launch), else synchronously through transfer(). `peer`: the packed bytes are
+/// another GPU's memory.
 ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64_t offset, int64_t length,
                           bool pack, bool peer);
 

@@ -1,5 +1,6 @@
 #include "uct_cuda/device_staging.hpp"
 
+#include "base/error.hpp"
 #include "uct_cuda/cuda_check.hpp"
 #include "uct_cuda/gpu_share.hpp"
 
@@ -45,6 +46,23 @@ ucxdt_status_t DeviceStaging::record(cudaEvent_t *event) {
     }
     *event = e;
     return UCXDT_OK;
+}
+
+ucxdt_status_t DeviceStaging::launch_batch(cudaEvent_t *event) {
+    DeviceGuard g(device_);
+    ucxdt_status_t st = g.status();
+    if (!st && !batch_.empty()) st = batch_.launch(stream_);
+    batch_.clear();  // a failed launch's copies are dropped with it
+    if (!st) st = record(event);
+    if (st) cudaStreamSynchronize(stream_);
+    return st;
+}
+
+void DeviceStaging::synchronize() {
+    DeviceGuard g(device_);
+    if (!batch_.empty() && !g.status() && batch_.launch(stream_)) clear_error();
+    batch_.clear();
+    cudaStreamSynchronize(stream_);
 }
 
 ucxdt_status_t DeviceStaging::allocate() {

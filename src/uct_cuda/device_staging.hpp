@@ -5,6 +5,7 @@
 #pragma once
 
 #include "uct_cuda/ipc.hpp"
+#include "uct_cuda/launch_batch.hpp"
 #include "base/slot_list.hpp"
 
 #include <cuda_runtime_api.h>
@@ -27,6 +28,13 @@ public:
     /// An event recorded on the stream now (returned with give_event once complete).
     ucxdt_status_t record(cudaEvent_t *event);
     void give_event(cudaEvent_t e) { events_.push_back(e); }
+    /// Copies collected for the stream's next launch (LaunchBatch).
+    LaunchBatch &batch() { return batch_; }
+    /// Launches batch() on the stream and records an event behind it (as record() does). On
+    /// failure synchronizes the stream, so that nothing launched before still runs.
+    ucxdt_status_t launch_batch(cudaEvent_t *event);
+    /// Launches batch() and waits for everything on the stream: nothing of it runs after.
+    void synchronize();
 
     /// Allocates and exports the staging slots (once; later calls return at once).
     ucxdt_status_t allocate();
@@ -47,6 +55,7 @@ private:
     int64_t slot_bytes_ = 0;
     cudaStream_t stream_ = nullptr;
     std::vector<cudaEvent_t> events_;
+    LaunchBatch batch_;
     char *base_ = nullptr;
     IpcRef ref_{};
     SlotList free_;

@@ -140,7 +140,14 @@ ucxdt_status_t device_costs(int device, CopyCosts *out) {
     return UCXDT_OK;
 }
 
-ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_method_t *method) {
+namespace {
+
+// Enqueueing one copy or kernel on the CPU (performance-log.md, run 17: 1.6-3.4 us).
+constexpr double kCallSeconds = 2e-6;
+
+}  // namespace
+
+ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_method_t *method, bool batched) {
     switch (p.cls) {
     case UCXDT_PLAN_CONTIGUOUS: *method = UCXDT_GPU_METHOD_COPY_ENGINE; return UCXDT_OK;
     case UCXDT_PLAN_BLOCK_LIST:
@@ -178,13 +185,15 @@ ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_met
         // by copy engine; of 64-byte rows at 114 and 156). Each outer index past the first
         // costs one more call (about 2 us of enqueueing on the CPU); the first is paid either
         // way, a kernel launch costing as much as a copy's (3.4 and 1.6 us there).
-        constexpr double kFastestLinkBytesPerS = 450e9, kCallSeconds = 2e-6;
+        constexpr double kFastestLinkBytesPerS = 450e9;
         const double rows = static_cast<double>(p.dims.back().count) * static_cast<double>(calls);
-        if (rows * c.row_seconds + static_cast<double>(calls - 1) * kCallSeconds < bytes / kFastestLinkBytesPerS)
+        const double first_call = batched ? kCallSeconds : 0;
+        if (first_call + rows * c.row_seconds + static_cast<double>(calls - 1) * kCallSeconds <
+            bytes / kFastestLinkBytesPerS)
             *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
         return UCXDT_OK;
     }
-    const double t_copy = p.dims[0].count * c.row_seconds + bytes / c.copy_bytes_per_s;
+    const double t_copy = (batched ? kCallSeconds : 0) + p.dims[0].count * c.row_seconds + bytes / c.copy_bytes_per_s;
     const double t_kernel = bytes / c.kernel_bytes_per_s;
     if (t_copy < t_kernel) *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
     return UCXDT_OK;

@@ -22,7 +22,9 @@ ucxdt_status_t device_costs(int device, CopyCosts *out);
 
 /// The method for plan `p` on `device`; `peer`: the packed buffer is another GPU's memory
 /// (CUDA IPC or peer access). Env UCXDT_GPU_METHOD=kernel|copy forces kernels or the 2-D copy
-/// engine wherever the plan allows it.
-ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_method_t *method);
+/// engine wherever the plan allows it. `batched`: a kernel would share a launch already paid
+/// (LaunchBatch), so a copy-engine call costs its enqueueing on top.
+ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_method_t *method,
+                             bool batched = false);
 
 }  // namespace ucxdt::cuda

@@ -286,7 +286,7 @@ TEST_F(Rma, GpuIpcPathAndMixedMemory) {
 
 // A window of GPU puts and gets over CUDA IPC before one flush of the worker: the copies issued
 // between two progress calls share an event, and each kind (strided, block list) a launch
-// (UCXDT_IPC_BATCH). Every fifth put has a contiguous origin, which launches at once, after
+// (UCXDT_GPU_BATCH). Every fifth put has a contiguous origin, which launches at once, after
 // those queued before it; every seventh operation is a get. Each target element holds its
 // origin's bytes (each origin its target's, for a get), and no other byte of the target region
 // changes. With a batch of 1, each copy records its own event.
@@ -296,7 +296,7 @@ TEST(RmaIpcBatch, GpuWindowsShareALaunch) {
     const auto blk = L::indexed({40, 7, 300}, {-60, 0, 19}, dbl);                  // 2,776 B
     constexpr int kOps = 30;
     for (const char *batch : {"8", "1"}) {
-        T::ScopedEnv env{{"UCXDT_IPC_BATCH", batch}, {"UCXDT_CUDA_IPC", "y"}};
+        T::ScopedEnv env{{"UCXDT_GPU_BATCH", batch}, {"UCXDT_CUDA_IPC", "y"}};
         T::RndvPair p{T::RndvConfig{}};
         ASSERT_EQ(p.error, "");
         for (const auto &t : {v, blk}) {
@@ -340,7 +340,7 @@ TEST(RmaIpcBatch, GpuWindowsShareALaunch) {
                 whole.insert(whole.end(), sent[i].begin(), sent[i].end());
             }
             EXPECT_EQ(check_received(*t, kOps, dst, before, whole, size * kOps), "")
-                << short_desc(*t) << ", UCXDT_IPC_BATCH=" << batch;
+                << short_desc(*t) << ", UCXDT_GPU_BATCH=" << batch;
         }
         const auto &c = T::rma_of(p.w[0]).counters;
         EXPECT_EQ(c.ipc, 2u * kOps);

@@ -493,16 +493,66 @@ TEST(RndvGpu, PullableMessagesSkipEager) {
     }
 }
 
-// A window of messages that the receiver pulls, sent before their receives are posted so that
-// one progress call matches several: their copies share an event, and the strided ones a kernel
-// launch (UCXDT_IPC_BATCH), whatever their run lengths, alignments and receive layouts
-// (strided, two-level, contiguous, a block list into the same). With a batch of 1 each copy has
-// its own. Only the receive layouts' bytes change, and every message arrives whole.
+// Sends n messages, kinds[i % size] (send type, receive type), from GPU memory before their
+// receives are posted, so that one progress call matches several, and checks that each
+// arrives whole and that only the receive layouts' bytes change.
+void window_of_kinds(Pair &p, const std::vector<std::pair<L::TypeDescPtr, L::TypeDescPtr>> &kinds, int n,
+                     const std::string &what) {
+    std::vector<std::unique_ptr<Type>> st, rt;
+    std::vector<std::unique_ptr<Buffer>> src, dst;
+    std::vector<std::unique_ptr<Placed>> src_at, dst_at;
+    std::vector<std::vector<std::byte>> sent, poison;
+    std::vector<int64_t> bytes;
+    for (int i = 0; i < n; ++i) {
+        const auto &[t, u] = kinds[i % kinds.size()];
+        st.push_back(std::make_unique<Type>(*t));
+        rt.push_back(std::make_unique<Type>(*u));
+        int64_t size = 0;
+        ASSERT_EQ(ucxdt_type_size(st.back()->h, &size), UCXDT_OK);
+        bytes.push_back(size);
+        src.push_back(std::make_unique<Buffer>(*t, 1, 0x700 + i));
+        dst.push_back(std::make_unique<Buffer>(*u, 1, 0x800 + i));
+        sent.push_back(packed(*t, src.back()->ptr(), 1, bytes.back()));
+        poison.push_back(dst.back()->bytes);
+        src_at.push_back(std::make_unique<Placed>(*src.back(), Mem::cuda));
+        dst_at.push_back(std::make_unique<Placed>(*dst.back(), Mem::cuda));
+    }
+    std::vector<ucxdt_status_ptr_t> sreqs, rreqs;
+    for (int i = 0; i < n; ++i)
+        sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src_at[i]->ptr(), 1, st[i]->h, 0x700 + i, nullptr));
+    for (int i = 0; i < n; ++i)
+        rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, rt[i]->h, 0x700 + i, ~0ull, nullptr));
+    for (int i = 0; i < n; ++i) {
+        ASSERT_EQ(p.wait(rreqs[i]), UCXDT_OK) << "receive " << i << ", " << what;
+        ASSERT_EQ(p.wait(sreqs[i]), UCXDT_OK) << "send " << i << ", " << what;
+    }
+    for (int i = 0; i < n; ++i) {
+        dst_at[i]->fetch();
+        EXPECT_EQ(check_received(*kinds[i % kinds.size()].second, 1, *dst[i], poison[i], sent[i], bytes[i]), "")
+            << "message " << i << ", " << what;
+    }
+}
+
+// The events of worker w against its GPU operations, under UCXDT_GPU_BATCH=`batch`: one each
+// with a batch of 1; with 8, fewer, and none serving more than 8.
+void expect_shared_events(const ucxdt::rndv::Worker &w, const char *batch, const std::string &what) {
+    ASSERT_GT(w.gpu_launches, 0u) << what << ": no GPU operation";
+    if (batch[0] == '1') {
+        EXPECT_EQ(w.gpu_events, w.gpu_launches) << what << ": operations that shared an event with a batch of 1";
+    } else {
+        EXPECT_LT(w.gpu_events, w.gpu_launches) << what << ": no two operations of the window shared an event";
+        EXPECT_GE(w.gpu_events, (w.gpu_launches + 7) / 8) << what << ": an event served more than 8 operations";
+    }
+}
+
+// A window of messages that the receiver pulls: their copies share an event, and the strided
+// ones a kernel launch (UCXDT_GPU_BATCH), whatever their run lengths, alignments and receive
+// layouts (strided, two-level, contiguous, a block list into the same).
 TEST(RndvGpu, PulledWindowsShareALaunch) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
     const auto i32 = L::named(UCXDT_INT32), byte = L::named(UCXDT_BYTE);
     // Cycled over the window; packed bytes 4,000, 36,000, 7,000, 18,560, 36,000, 2,776.
-    const std::pair<L::TypeDescPtr, L::TypeDescPtr> kinds[] = {
+    const std::vector<std::pair<L::TypeDescPtr, L::TypeDescPtr>> kinds = {
         {L::vector(500, 1, 3, dbl), L::vector(500, 1, 2, dbl)},
         {L::vector(3000, 3, 5, i32), L::vector(3000, 3, 4, i32)},
         {L::vector(1000, 7, 9, byte), L::vector(1000, 7, 13, byte)},
@@ -512,50 +562,48 @@ TEST(RndvGpu, PulledWindowsShareALaunch) {
     };
     constexpr int n = 36;
     for (const char *batch : {"8", "1"}) {
-        ScopedEnv env{{"UCXDT_IPC_BATCH", batch}, {"UCXDT_CUDA_IPC", "y"}};
+        ScopedEnv env{{"UCXDT_GPU_BATCH", batch}, {"UCXDT_CUDA_IPC", "y"}};
         Pair p{Config{1024, 16384, 2, 8}};
         ASSERT_EQ(p.error, "");
         for (int i = 0; i < 200; ++i) p.progress();
-        std::vector<std::unique_ptr<Type>> st, rt;
-        std::vector<std::unique_ptr<Buffer>> src, dst;
-        std::vector<std::unique_ptr<Placed>> src_at, dst_at;
-        std::vector<std::vector<std::byte>> sent, poison;
-        std::vector<int64_t> bytes;
-        for (int i = 0; i < n; ++i) {
-            const auto &[t, u] = kinds[i % std::size(kinds)];
-            st.push_back(std::make_unique<Type>(*t));
-            rt.push_back(std::make_unique<Type>(*u));
-            int64_t size = 0;
-            ASSERT_EQ(ucxdt_type_size(st.back()->h, &size), UCXDT_OK);
-            bytes.push_back(size);
-            src.push_back(std::make_unique<Buffer>(*t, 1, 0x700 + i));
-            dst.push_back(std::make_unique<Buffer>(*u, 1, 0x800 + i));
-            sent.push_back(packed(*t, src.back()->ptr(), 1, bytes.back()));
-            poison.push_back(dst.back()->bytes);
-            src_at.push_back(std::make_unique<Placed>(*src.back(), Mem::cuda));
-            dst_at.push_back(std::make_unique<Placed>(*dst.back(), Mem::cuda));
-        }
-        std::vector<ucxdt_status_ptr_t> sreqs, rreqs;
-        for (int i = 0; i < n; ++i)
-            sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src_at[i]->ptr(), 1, st[i]->h, 0x700 + i, nullptr));
-        for (int i = 0; i < n; ++i)
-            rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, rt[i]->h, 0x700 + i, ~0ull, nullptr));
-        for (int i = 0; i < n; ++i) {
-            ASSERT_EQ(p.wait(rreqs[i]), UCXDT_OK) << "receive " << i << ", UCXDT_IPC_BATCH=" << batch;
-            ASSERT_EQ(p.wait(sreqs[i]), UCXDT_OK) << "send " << i << ", UCXDT_IPC_BATCH=" << batch;
-        }
-        for (int i = 0; i < n; ++i) {
-            dst_at[i]->fetch();
-            EXPECT_EQ(check_received(*kinds[i % std::size(kinds)].second, 1, *dst[i], poison[i], sent[i], bytes[i]), "")
-                << "message " << i << ", UCXDT_IPC_BATCH=" << batch;
-        }
+        const std::string what = std::string("UCXDT_GPU_BATCH=") + batch;
+        ASSERT_NO_FATAL_FAILURE(window_of_kinds(p, kinds, n, what));
         const ucxdt::rndv::Worker &w = internals(p.w[1]);
         EXPECT_EQ(w.ipc_pulls, uint64_t{n}) << "receives that pulled";
-        if (batch[0] == '1') {
-            EXPECT_EQ(w.pull_events, uint64_t{n}) << "copies that shared an event with a batch of 1";
-        } else {
-            EXPECT_LT(w.pull_events, uint64_t{n}) << "no two pulls of the window shared an event";
-            EXPECT_GE(w.pull_events, uint64_t{(n + 7) / 8}) << "an event served more than 8 pulls";
+        EXPECT_EQ(w.gpu_launches, uint64_t{n}) << "the receiver's GPU operations: one copy a pull";
+        expect_shared_events(w, batch, what);
+    }
+}
+
+// Host staging of a window of small GPU messages: the senders' packs and the receivers'
+// unpacks (eager, and fragments of the rendezvous, read in place or landed in the receiver's
+// slots) share launches and events, in every direction and kernel kind at once (strided packs,
+// strided unpacks, work-unit packs and unpacks of a block list), and all arrive whole.
+TEST(RndvGpu, HostStagedWindowsShareALaunch) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
+    const auto i32 = L::named(UCXDT_INT32), byte = L::named(UCXDT_BYTE);
+    // Packed bytes 800 (eager), 36,000 (three fragments), 7,000, 4,000 into a contiguous receive,
+    // 2,776 (a block list), 32,800 (a block list into a vector, two fragments).
+    const std::vector<std::pair<L::TypeDescPtr, L::TypeDescPtr>> kinds = {
+        {L::vector(100, 1, 3, dbl), L::vector(100, 1, 2, dbl)},
+        {L::vector(3000, 3, 5, i32), L::vector(3000, 3, 4, i32)},
+        {L::vector(1000, 7, 9, byte), L::vector(1000, 7, 13, byte)},
+        {L::vector(500, 1, 3, dbl), L::contiguous(500, dbl)},
+        {L::indexed({40, 7, 300}, {-60, 0, 19}, dbl), L::indexed({40, 7, 300}, {-60, 0, 19}, dbl)},
+        {L::indexed({1000, 2800, 4400}, {0, 2000, 6000}, i32), L::vector(8200, 1, 2, i32)},
+    };
+    constexpr int n = 30;
+    for (const char *shm : {"y", "n"}) {
+        for (const char *batch : {"8", "1"}) {
+            ScopedEnv env{{"UCXDT_GPU_BATCH", batch}, {"UCXDT_CUDA_IPC", "n"}, {"UCXDT_HOST_SHM", shm}};
+            Pair p{Config{1024, 16384, 2, 8}};
+            ASSERT_EQ(p.error, "");
+            for (int i = 0; i < 200; ++i) p.progress();
+            const std::string what = std::string("UCXDT_GPU_BATCH=") + batch + ", UCXDT_HOST_SHM=" + shm;
+            ASSERT_NO_FATAL_FAILURE(window_of_kinds(p, kinds, n, what));
+            EXPECT_EQ(internals(p.w[1]).ipc_pulls, 0u) << what;
+            expect_shared_events(internals(p.w[0]), batch, "sender, " + what);
+            expect_shared_events(internals(p.w[1]), batch, "receiver, " + what);
         }
     }
 }

@@ -1,0 +1,18 @@
+#include "uct_cuda/launch_batch.hpp"
+
+#include "uct_cuda/cuda_check.hpp"
+
+namespace ucxdt::cuda {
+
+ucxdt_status_t LaunchBatch::launch(cudaStream_t stream) {
+    cudaError_t e = cudaSuccess;
+    if (strided.size() == 1) e = kernels::launch_strided(strided[0], stream);
+    else if (!strided.empty()) e = kernels::launch_strided_batch(strided.data(), static_cast<int>(strided.size()), stream);
+    if (e == cudaSuccess && units.size() == 1) e = kernels::launch_units(units[0], stream);
+    else if (e == cudaSuccess && !units.empty())
+        e = kernels::launch_units_batch(units.data(), static_cast<int>(units.size()), stream);
+    clear();
+    return check(e, "batched copy kernel launch");
+}
+
+}  // namespace ucxdt::cuda

@@ -1,0 +1,51 @@
+// Kernel copies collected for one launch on a stream: a window of small messages pays one
+// launch (kernels::launch_strided_batch, launch_units_batch) where each copy would pay its own
+// (docs/performance.md, table c: a launch and an event a copy cost the receiver more than UCP's
+// whole 4 KiB message).
+#pragma once
+
+#include "kernels/pack_kernels.hpp"
+
+#include <ucxdt/ucxdt.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace ucxdt::cuda {
+
+/// The arguments of strided and work-unit kernels not launched yet. transfer_async and the
+/// layout copies append to one when given it; nothing runs until launch(). Copies in one batch
+/// must not depend on each other's bytes (they may run in any order, at once).
+class LaunchBatch {
+public:
+    struct Mark {
+        size_t strided, units;
+    };
+    std::vector<kernels::StridedArgs> strided;
+    std::vector<kernels::UnitArgs> units;
+    /// What the arguments point into (a plan's work units on the device), held until the launch:
+    /// the device cache may evict them meanwhile, and their cudaFree waits only for work
+    /// already enqueued.
+    std::vector<std::shared_ptr<const void>> holds;
+
+    bool empty() const { return strided.empty() && units.empty(); }
+    /// Where the batch ends now; rewind(mark) drops what was appended since (a failed operation's
+    /// copies, which must not run once it has ended).
+    Mark mark() const { return {strided.size(), units.size()}; }
+    void rewind(Mark m) {
+        strided.resize(m.strided);
+        units.resize(m.units);
+    }
+    void clear() {
+        rewind({0, 0});
+        holds.clear();
+    }
+    /// Enqueues every copy on `stream` (the current device's) and empties the batch: up to
+    /// kernels::kMaxBatch copies of a kind per launch, a lone copy as its own kernel.
+    ucxdt_status_t launch(cudaStream_t stream);
+};
+
+}  // namespace ucxdt::cuda
