@@ -98,8 +98,7 @@ StridedShape shape_of(const Plan &p) {
 // with *ref cleared and no error left behind.
 bool export_covering(char *ptr, int64_t lo, int64_t hi, cuda::IpcRef *ref) {
     if (cuda::ipc_export(ptr, ref)) return clear_error(), false;
-    const auto off = static_cast<int64_t>(ref->offset), bytes = static_cast<int64_t>(ref->alloc_bytes);
-    if (off + lo < 0 || off + hi > bytes) {
+    if (!cuda::ipc_covers(*ref, lo, hi)) {
         *ref = {};
         return false;
     }
@@ -143,6 +142,15 @@ ucxdt_status_t Worker::map_peer(Request *r, const cuda::IpcRef &ref, uint64_t uu
     r->peer_uuid = uuid;
     r->peer_gpu = !cuda::ipc_on_device(ref, device);
     return UCXDT_OK;
+}
+
+ucxdt_status_t Worker::peer_reach(const Request *r, int64_t lo, int64_t hi) {
+    if (cuda::ipc_covers(r->peer_ref, lo, hi)) return UCXDT_OK;
+    return fail(UCXDT_ERR_UCX, "the peer's CUDA IPC reference covers bytes [" +
+                                   std::to_string(-static_cast<long long>(r->peer_ref.offset)) + ", " +
+                                   std::to_string(static_cast<long long>(r->peer_ref.alloc_bytes - r->peer_ref.offset)) +
+                                   ") around the named byte; this transfer would touch [" + std::to_string(lo) + ", " +
+                                   std::to_string(hi) + ")");
 }
 
 // ---- Sending ------------------------------------------------------------------------------
@@ -223,8 +231,10 @@ void Worker::send_on_rtr(const Event &e) {
     if (h.direct == 2) {
         // The receiver's strided layout: each of our runs straight into its run of that index.
         Plan to;
-        if (!e.has_shape || !plan_of(e.shape, &to) || !cuda::strided_pair(*r->plan, to))
+        int64_t lo = 0, hi = 0;
+        if (!e.has_shape || !plan_of(e.shape, &to) || !cuda::strided_pair(*r->plan, to) || !run_span(to, &lo, &hi))
             return send_fail(r, fail(UCXDT_ERR_UCX, "an RTR whose strided layout does not fit the send"));
+        if (ucxdt_status_t st = peer_reach(r, lo, hi)) return send_fail(r, st);
         const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
             cuda::DeviceGuard g(r->gpu);
             if (ucxdt_status_t gs = g.status()) return gs;
@@ -239,7 +249,12 @@ void Worker::send_on_rtr(const Event &e) {
         // buffer, whose byte at displacement h.offset (its lowest of data) the mapping starts at.
         if (r->plan->cls != UCXDT_PLAN_BLOCK_LIST || r->hdr.layout_hash == 0)
             return send_fail(r, fail(UCXDT_ERR_UCX, "an RTR for a same-layout copy that the send did not offer"));
-        char *to = at(r->peer_mem, -static_cast<int64_t>(h.offset));
+        const auto lowest = static_cast<int64_t>(h.offset);  // a displacement: may be negative
+        int64_t lo = 0, hi = 0;
+        if (__builtin_sub_overflow(r->plan->data_lo, lowest, &lo) || __builtin_sub_overflow(r->plan->data_hi, lowest, &hi))
+            return send_fail(r, fail(UCXDT_ERR_UCX, "an RTR whose lowest data byte lies beyond any layout"));
+        if (ucxdt_status_t st = peer_reach(r, lo, hi)) return send_fail(r, st);
+        char *to = at(r->peer_mem, -lowest);
         const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
             cuda::DeviceGuard g(r->gpu);
             if (ucxdt_status_t gs = g.status()) return gs;
@@ -249,6 +264,7 @@ void Worker::send_on_rtr(const Event &e) {
         return;
     }
     // The receiver's contiguous buffer: pack the whole message into it.
+    if (ucxdt_status_t st = peer_reach(r, 0, r->packed)) return send_fail(r, st);
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::send_all}, [&](const cudaStream_t *s) {
         return move_bytes(r, s, r->peer_mem, 0, r->packed, true, r->peer_gpu);
     });
@@ -258,6 +274,8 @@ void Worker::send_on_rtr(const Event &e) {
 void Worker::send_ipc_push(Request *r, int slot, uint64_t offset) {
     if (r->status != UCXDT_INPROGRESS || r->next_pack >= r->nfrags) return;
     const int64_t k = r->next_pack++;
+    const auto at_off = static_cast<int64_t>(std::min<uint64_t>(offset, uint64_t{1} << 62));
+    if (ucxdt_status_t st = peer_reach(r, at_off, at_off + r->frag_bytes(k))) return send_fail(r, st);
     pack_next(r, k, slot, r->peer_mem + offset, r->peer_gpu);
 }
 
@@ -286,7 +304,9 @@ bool Worker::recv_start_ipc(Request *r) {
         if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return recv_finish(r, st), true;
     if (r->hdr.contig) {
         // Straight from the sender's buffer.
-        if (ucxdt_status_t st = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
+        ucxdt_status_t mst = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p);
+        if (!mst) mst = peer_reach(r, 0, r->hdr.packed);
+        if (mst) return recv_finish(r, mst), true;
         // A contiguous receive layout is one cudaMemcpyAsync.
         const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
             return move_bytes(r, s, r->peer_mem, 0, r->hdr.packed, false, r->peer_gpu);
@@ -350,8 +370,11 @@ bool Worker::strided_pull(Request *r, const PeerInfo &p) {
     }
     const Plan &to = r->dense ? dense : *r->plan;
     char *to_buf = r->dense ? at(r->buffer, r->plan->base) : r->buffer;
-    if (!cuda::strided_pair(from, to)) return false;
-    if (ucxdt_status_t st = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
+    int64_t lo = 0, hi = 0;
+    if (!cuda::strided_pair(from, to) || !run_span(from, &lo, &hi)) return false;
+    ucxdt_status_t mst = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p);
+    if (!mst) mst = peer_reach(r, lo, hi);
+    if (mst) return recv_finish(r, mst), true;
     ++ipc_pulls;
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
         cuda::DeviceGuard g(r->gpu);
@@ -368,7 +391,9 @@ bool Worker::same_layout_pull(Request *r, const PeerInfo &p) {
         r->hdr.packed > cfg.ipc_pull || pl.cls != UCXDT_PLAN_BLOCK_LIST || r->hdr.layout_hash == 0 ||
         r->hdr.layout_hash != pl.layout_hash || pl.packed_size != r->hdr.packed)
         return false;
-    if (ucxdt_status_t st = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p)) return recv_finish(r, st), true;
+    ucxdt_status_t mst = map_peer(r, r->pull_ref, r->hdr.sender_uuid, p);
+    if (!mst) mst = peer_reach(r, 0, pl.data_hi - pl.data_lo);
+    if (mst) return recv_finish(r, mst), true;
     ++ipc_pulls;
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
         cuda::DeviceGuard g(r->gpu);
@@ -436,6 +461,8 @@ void Worker::recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset) {
         src = r->dev->slot(slot);
     } else {
         if (!r->peer_mem) return;
+        const auto at_off = static_cast<int64_t>(std::min<uint64_t>(offset, uint64_t{1} << 62));
+        if (ucxdt_status_t st = peer_reach(r, at_off, at_off + r->frag_bytes(k))) return recv_finish(r, st);
         src = r->peer_mem + offset;
     }
     r->remote_slots[k] = slot;

@@ -404,6 +404,10 @@ struct Worker {
     ucxdt_status_t recv_grant(Request *r, int slot, AmKind kind);  // the slot takes fragment next_get
     AmHeader hello(AmKind kind) const;       // this worker's HELLO (or reply) fields
     ucxdt_status_t map_peer(Request *r, const cuda::IpcRef &ref, uint64_t peer_uuid, const PeerInfo &p);
+    /// UCXDT_OK when bytes [lo, hi) from r->peer_mem lie inside the allocation that the peer's
+    /// reference names (cuda::ipc_covers), else UCXDT_ERR_UCX saying which bytes: checked before
+    /// any GPU work reaches into a peer's memory on what the peer's message says.
+    ucxdt_status_t peer_reach(const Request *r, int64_t lo, int64_t hi);
     int64_t ipc_frag(const Request *r);  // the fragment size model (frag_model.hpp) for a send
 
     // GPU work of the rendezvous (rndv_gpu_ops.cpp).

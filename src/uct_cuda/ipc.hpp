@@ -25,6 +25,14 @@ struct IpcRef {
     char device_uuid[16];  // the GPU that holds it (cudaDeviceProp::uuid)
 };
 
+/// Whether bytes [lo, hi) from the byte `ref` names lie inside its allocation: a peer's GPU work
+/// must not reach past what the exporter named (an RTS or RTR that lies, or a shape that does
+/// not fit its reference, would otherwise fault the GPU or read another allocation).
+inline bool ipc_covers(const IpcRef &ref, int64_t lo, int64_t hi) {
+    const __int128 off = ref.offset;
+    return lo <= hi && off + lo >= 0 && off + hi <= static_cast<__int128>(ref.alloc_bytes);
+}
+
 /// Whether the memory of `ref` is on GPU `device` of this process (else another GPU's, reached
 /// over NVLink or PCIe).
 bool ipc_on_device(const IpcRef &ref, int device);

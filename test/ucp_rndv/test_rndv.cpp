@@ -18,6 +18,7 @@
 #include <hwloc/cudart.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -606,6 +607,25 @@ TEST(RndvGpu, HostStagedWindowsShareALaunch) {
             expect_shared_events(internals(p.w[1]), batch, "receiver, " + what);
         }
     }
+}
+
+// What a peer's CUDA IPC reference lets our GPU work reach: the bytes of its allocation around
+// the named byte, no further, whatever the offsets a message carries (each pull, push and
+// fragment copy is checked this way before it is launched).
+TEST(RndvIpc, ReferencesBoundWhatAPeerReaches) {
+    ucxdt::cuda::IpcRef ref{};
+    ref.offset = 100;
+    ref.alloc_bytes = 1000;
+    EXPECT_TRUE(ucxdt::cuda::ipc_covers(ref, 0, 900)) << "the bytes from the named one to the allocation's end";
+    EXPECT_TRUE(ucxdt::cuda::ipc_covers(ref, -100, 0)) << "the bytes below it, down to the allocation's start";
+    EXPECT_TRUE(ucxdt::cuda::ipc_covers(ref, 5, 5)) << "nothing";
+    EXPECT_FALSE(ucxdt::cuda::ipc_covers(ref, 0, 901)) << "one byte past the end";
+    EXPECT_FALSE(ucxdt::cuda::ipc_covers(ref, -101, 0)) << "one byte below the start";
+    EXPECT_FALSE(ucxdt::cuda::ipc_covers(ref, 10, 5)) << "an inverted range";
+    EXPECT_FALSE(ucxdt::cuda::ipc_covers(ref, INT64_MAX - 10, INT64_MAX)) << "offsets that overflow when added";
+    EXPECT_FALSE(ucxdt::cuda::ipc_covers(ref, INT64_MIN, 0));
+    ref.offset = UINT64_MAX;  // a reference that names a byte past its allocation
+    EXPECT_FALSE(ucxdt::cuda::ipc_covers(ref, 0, 1));
 }
 
 // A block-list sender whose receive layout is the same block list copies each byte to its own
