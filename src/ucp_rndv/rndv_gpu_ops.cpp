@@ -183,7 +183,8 @@ void Worker::gpu_done(const GpuOp &op) {
         break;
     case GpuOp::recv_in_place:  // unpacked from the sender's slot: it may refill it
         --r->gets_in_flight;
-        if (ucxdt_status_t st = acknowledge(r, op.frag, op.slot); st && !r->status_pending) r->status_pending = st;
+        if (r->hdr.initial < r->nfrags)  // else the RTS named every fragment: the ATS frees the slots
+            if (ucxdt_status_t st = acknowledge(r, op.frag, op.slot); st && !r->status_pending) r->status_pending = st;
         return recv_frag_done(r);
     case GpuOp::recv_all:
         recv_finish(r, UCXDT_OK);

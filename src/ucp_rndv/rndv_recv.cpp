@@ -235,7 +235,10 @@ void got_am(void *request, ucs_status_t status, size_t, void *user_data) { frag_
 }  // namespace
 
 bool Worker::recv_advance_am(Request *r) {
-    if (!r->rtr_sent) {
+    // An RTS that names the slot of every fragment, to a receiver that reads them in place, needs
+    // no RTR: the fragments are unpacked now, and the ATS ends the transfer.
+    const bool named = r->peer_slots && r->hdr.initial >= r->nfrags;
+    if (!r->rtr_sent && !named) {
         AmHeader rtr{};
         rtr.kind = AmKind::rtr;
         rtr.sreq_id = r->hdr.sreq_id;

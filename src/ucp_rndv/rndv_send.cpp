@@ -147,12 +147,23 @@ void Worker::send_start(Request *r) {
             h.remote_addr = reinterpret_cast<uint64_t>(r->pool->base());
             h.staging_bytes = r->pool->bytes();
         }
-        const std::vector<char> no_rkey;
-        write_rts(this, r, {}, offer ? r->pool->rkey() : no_rkey);
-        if (ucxdt_status_t st = send_tagged(r)) return complete(r, st);
-        if (r->contig) return;
-        stage_on_gpu(r);
-        return pack_first(r);
+        // Unless the message is one fragment and the receiver may read it in place: then the RTS
+        // goes once it is packed, naming its slot, and the receiver unpacks at once and answers
+        // with the ATS alone. Two messages where announcing the fragment took five (RTS, RTR,
+        // READY, ACK, ATS), which bounded a window of small host-staged messages
+        // (docs/performance.md, table d). Longer messages keep the RTS first, so that the
+        // receiver unpacks each fragment while the next packs.
+        if (!offer || r->contig || r->nfrags != 1 || r->slots.empty()) {
+            const std::vector<char> no_rkey;
+            write_rts(this, r, {}, offer ? r->pool->rkey() : no_rkey);
+            if (ucxdt_status_t st = send_tagged(r)) return complete(r, st);
+            if (r->contig) return;
+            stage_on_gpu(r);
+            return pack_first(r);
+        }
+        // A receiver that cannot map our staging answers with an RTR: they go as active
+        // messages then (send_on_host_rtr).
+        r->packed_frags.emplace_back(0, r->slots[0]);
     }
     std::vector<char> rkey;
     std::vector<int32_t> initial;
@@ -297,6 +308,8 @@ void Worker::send_on_host_rtr(Request *r, const AmHeader &rtr) {
     for (const auto &[k, slot] : std::exchange(r->packed_frags, {})) {
         if (!r->in_place) {
             send_host_frag(r, k, slot);
+        } else if (k < r->hdr.initial) {
+            continue;  // named by the RTS already
         } else if (ucxdt_status_t st = announce(r, k, slot, 0)) {
             return send_fail(r, st);
         }

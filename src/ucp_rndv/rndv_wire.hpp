@@ -23,7 +23,9 @@ struct TagHeader {
     uint8_t contig;         // RTS: the sender's layout is contiguous; remote_addr is its data
     uint8_t ipc;            // RTS: CUDA IPC path; a cuda::IpcRef follows instead of slots and rkey
     uint8_t am_frags;       // RTS, host staging: the fragments come as active messages (AmKind::frag)
-                            // once the receiver's RTR names its request; no slots or rkey follow
+                            // once the receiver's RTR names its request, or, with an rkey (the
+                            // staging to map), are read in place; when `initial` names every
+                            // fragment, a receiver reading in place sends no RTR
     uint64_t sender_uuid;   // the sending worker, known to the receiver through HELLO
     uint64_t sreq_id;       // the send request, named in the receiver's replies
     int64_t packed;         // packed bytes of the message
@@ -76,7 +78,7 @@ enum class AmKind : uint8_t {
     hello_reply = 5,  // the answer to a hello, with the same fields, for ucxdt endpoint `ep_id`
     rtr = 6,          // host staging with am_frags: send the fragments to receive `rreq_id`
                       // (direct == 1: the receiver reads them in our slots, announce each with
-                      // READY and take back its slot on ACK);
+                      // READY and take back its slot on ACK; none when the RTS named them all);
                       // IPC path, to a non-contiguous sender: pack into `ref` (direct), into
                       // the receiver's device staging `ref` (push: this RTR grants `slot` at
                       // `offset`, later grants come as ACKs), or into the sender's own device

@@ -5,6 +5,7 @@
 #include "ucp_pack/transfer.hpp"
 
 #include <fstream>
+#include <iterator>
 #include <new>
 #include <string>
 
@@ -255,6 +256,7 @@ void am_sent(void *request, ucs_status_t, void *user_data) {
 }  // namespace
 
 ucxdt_status_t Worker::send_am(ucp_ep_h ep, const AmHeader &h, bool reply, const StridedShape *shape) {
+    ++control_sent[static_cast<size_t>(h.kind) % std::size(control_sent)];
     auto *m = new AmSend{h, shape ? *shape : StridedShape{}};
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |

@@ -323,6 +323,7 @@ struct Worker {
         uint64_t am = 0, get = 0, in_place = 0;
     } host_frags;
     uint64_t ipc_pulls = 0;  // receives that copied the runs of the sender's layout (pull)
+    uint64_t control_sent[9] = {};  // control messages sent, by AmKind (tests, debugging)
     uint64_t gpu_launches = 0;  // GPU operations issued on a stream (launch)
     uint64_t gpu_events = 0;    // events recorded behind them (shared by a launch's)
     // GPU operations whose kernels wait in their stream's batch (launch), launched together by

@@ -609,6 +609,48 @@ TEST(RndvGpu, HostStagedWindowsShareALaunch) {
     }
 }
 
+// A host-staged message of one fragment goes with an RTS that names its slot once it is packed: a receiver that maps the sender's staging unpacks at once and answers
+// with the ATS alone (no RTR, READY or ACK); one that cannot map it asks with an RTR and gets the
+// fragments as active messages. Every byte arrives either way.
+TEST(RndvGpu, HostStagedRtsNamesItsSlots) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
+    using ucxdt::rndv::AmKind;
+    const auto i32 = L::named(UCXDT_INT32), byte = L::named(UCXDT_BYTE);
+    // 7,000 and 16,000 packed bytes (one fragment of 16 KiB each); 20,000 (two fragments: RTS
+    // first, then each fragment announced); strided and block-list receives.
+    const std::vector<std::pair<L::TypeDescPtr, L::TypeDescPtr>> kinds = {
+        {L::vector(1000, 7, 9, byte), L::vector(1000, 7, 13, byte)},
+        {L::vector(1000, 2, 3, dbl), L::indexed({600, 1400}, {0, 1200}, dbl)},
+        {L::vector(2500, 1, 3, dbl), L::vector(2500, 1, 2, dbl)},
+    };
+    constexpr int n = 12;  // four of each
+    constexpr uint64_t frags = 4 * 1 + 4 * 1 + 4 * 2;
+    for (const bool maps : {true, false}) {
+        ScopedEnv env{{"UCXDT_CUDA_IPC", "n"}, {"UCXDT_HOST_SHM", "y"}, {"UCXDT_HOST_FRAGS", "am"}};
+        Pair p{Config{1024, 16384, 2, 8}};
+        ASSERT_EQ(p.error, "");
+        if (!maps) static_cast<ucxdt::rndv::Worker &>(*p.w[1]).cfg.host_shm = false;
+        for (int i = 0; i < 200; ++i) p.progress();
+        const std::string what = maps ? "the receiver maps the sender's staging" : "the receiver does not map it";
+        ASSERT_NO_FATAL_FAILURE(window_of_kinds(p, kinds, n, what));
+        const ucxdt::rndv::Worker &s = internals(p.w[0]), &r = internals(p.w[1]);
+        const auto sent = [](const ucxdt::rndv::Worker &w, AmKind k) { return w.control_sent[static_cast<size_t>(k)]; };
+        EXPECT_EQ(sent(r, AmKind::ats), uint64_t{n}) << what;
+        EXPECT_EQ(sent(s, AmKind::fin), 0u) << what;
+        if (maps) {  // only the two-fragment messages take RTR, READY and ACK
+            EXPECT_EQ(r.host_frags.in_place, frags) << what;
+            EXPECT_EQ(sent(r, AmKind::rtr), 4u) << what;
+            EXPECT_EQ(sent(r, AmKind::ack), 8u) << what;
+            EXPECT_EQ(sent(s, AmKind::ready), 8u) << what;
+        } else {
+            EXPECT_EQ(r.host_frags.in_place, 0u) << what;
+            EXPECT_EQ(r.host_frags.am, frags) << what;
+            EXPECT_EQ(sent(r, AmKind::rtr), uint64_t{n}) << what;
+        }
+        EXPECT_EQ(s.pools[0]->free_slots(), 8) << what << ": the sender holds host slots after its requests ended";
+    }
+}
+
 // What a peer's CUDA IPC reference lets our GPU work reach: the bytes of its allocation around
 // the named byte, no further, whatever the offsets a message carries (each pull, push and
 // fragment copy is checked this way before it is launched).
