@@ -218,7 +218,12 @@ UCXDT_API ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params
 /** Destroys the worker. Unmatched receives are cancelled; it then progresses for up to one
  *  second, so that outstanding requests, and peers' puts and gets arriving at its registered
  *  memory (ucxdt_rma.h), can end and be served; requests still outstanding then complete with
- *  UCXDT_ERR_CANCELED. Not thread-safe with other calls on the worker. */
+ *  UCXDT_ERR_CANCELED, and no handle of the worker's may be used after the call. Where UCP
+ *  still holds an operation of such a request (a send to a peer that stopped progressing,
+ *  which UCP cannot cancel), the request and the staging it uses stay allocated until UCP
+ *  completes the operation: when the user closes the UCP endpoint (UCP then completes it with
+ *  UCS_ERR_CANCELED) or progresses the ucp_worker_h. As with UCP, the user's buffers of such a
+ *  send must stay valid until then. Not thread-safe with other calls on the worker. */
 UCXDT_API void ucxdt_worker_destroy(ucxdt_worker_h worker);
 /** Drives UCP and the protocol; returns nonzero if anything progressed. */
 UCXDT_API unsigned ucxdt_worker_progress(ucxdt_worker_h worker);

@@ -28,6 +28,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 void on_sent(void *request, ucs_status_t status, void *user_data) {
     auto *r = static_cast<Request *>(user_data);
+    if (rndv::ucp_callback(r, request)) return;
     op_of(r)->rma->ucp_done(r, status);
     if (request) ucp_request_free(request);
 }
@@ -99,7 +100,7 @@ ucxdt_status_t Rma::start_am(Request *r, uint64_t remote) {
         awaiting_.erase(r->id);
         return w_->ucx_error("ucp_am_send_nbx", UCS_PTR_STATUS(s));
     }
-    if (s != nullptr) ++r->ucp_ops;
+    if (s != nullptr) ++r->ucp_ops, ++r->ucp_pending;
     op->started = t0;
     return UCXDT_OK;
 }

@@ -27,6 +27,7 @@ Op *op_of(Request *r) { return static_cast<Op *>(r->ext.get()); }
 // UCP's completion callback of an operation whose user_data is its request.
 void on_ucp_done(void *request, ucs_status_t status, void *user_data) {
     auto *r = static_cast<Request *>(user_data);
+    if (rndv::ucp_callback(r, request)) return;
     op_of(r)->rma->ucp_done(r, status);
     if (request) ucp_request_free(request);
 }
@@ -166,7 +167,7 @@ ucxdt_status_t Rma::start_ucp(Request *r, const Rkey &rkey, uint64_t remote) {
                                      : ucp_get_nbx(rkey.ep->ucp_ep, packed + pos, static_cast<size_t>(n), to,
                                                    rkey.ucp_rkey, &p);
         if (UCS_PTR_IS_ERR(s)) st = w_->ucx_error(op->put ? "ucp_put_nbx" : "ucp_get_nbx", UCS_PTR_STATUS(s));
-        else if (s != nullptr) ++r->ucp_ops;
+        else if (s != nullptr) ++r->ucp_ops, ++r->ucp_pending;
     });
     op->started = t0;
     op->target_runs = runs;
@@ -342,7 +343,7 @@ void Rma::advance_flush(Request *r) {
     op->ucp_flush_posted = true;
     if (UCS_PTR_IS_ERR(s)) w_->complete(r, w_->ucx_error("ucp flush", UCS_PTR_STATUS(s)));
     else if (s == nullptr) w_->complete(r, UCXDT_OK);
-    else ++r->ucp_ops;
+    else ++r->ucp_ops, ++r->ucp_pending;
 }
 
 unsigned Rma::progress() {

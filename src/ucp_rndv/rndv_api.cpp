@@ -51,6 +51,7 @@ ucs_status_t am_handler(void *arg, const void *header, size_t header_length, voi
 
 void tag_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user_data) {
     auto *r = static_cast<Request *>(user_data);
+    if (ucp_callback(r, request)) return;
     Event &e = r->worker->events.emplace_back();  // in place: an Event is 416 bytes, once per message
     e.kind = Event::tag_recv_done;
     e.req = r;
@@ -157,9 +158,14 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
     w->extensions.clear();
     std::vector<Request *> all;
     for (auto &[id, r] : w->requests) all.push_back(r);
+    size_t orphans = 0;
     for (Request *r : all) {
         w->complete(r, UCXDT_ERR_CANCELED);
-        delete r;
+        // UCP still holds an operation of it (a send to a peer that stopped progressing cannot
+        // be canceled): the request, and the worker with the memory UCP reads and writes, live
+        // until UCP calls back, when the user closes the endpoint or progresses its worker.
+        if (r->ucp_pending > 0) ++orphans;
+        else delete r;
     }
     w->requests.clear();
     w->completed.clear();
@@ -168,6 +174,11 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
     hp.id = UCXDT_UCP_AM_ID;
     hp.cb = nullptr;
     ucp_worker_set_am_recv_handler(w->ucp_worker, &hp);
+    if (orphans > 0) {
+        w->destroyed = true;
+        w->orphans = orphans;
+        return;
+    }
     delete worker;
 }
 
@@ -358,6 +369,7 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
             return fail(UCXDT_ERR_UCX, std::string("ucp_tag_recv_nbx: ") + ucs_status_string(UCS_PTR_STATUS(s)));
         if (s == nullptr) return fail(UCXDT_ERR_UCX, "ucp_tag_recv_nbx completed without a request");
         ++r->ucp_ops;
+        ++r->ucp_pending;
         if (!r->ucp_done) r->ucp_req = s;
         return UCXDT_OK;
     });

@@ -15,6 +15,7 @@ namespace {
 
 void tag_sent(void *request, ucs_status_t status, void *user_data) {
     auto *r = static_cast<Request *>(user_data);
+    if (ucp_callback(r, request)) return;
     Event &e = r->worker->events.emplace_back();  // in place: an Event is 416 bytes
     e.kind = Event::tag_send_done;
     e.req = r;
@@ -51,6 +52,7 @@ ucxdt_status_t post_tagged(Request *r) {
         return UCXDT_OK;
     }
     ++r->ucp_ops;
+    if (s != nullptr) ++r->ucp_pending;
     if (s == nullptr) {  // done at once: the same path as the callback
         Event e;
         e.kind = Event::tag_send_done;

@@ -223,8 +223,23 @@ void Worker::peer_failed(ucp_ep_h ep) {
     for (uint64_t uuid : lost) give_back_retired(uuid);
 }
 
+bool ucp_callback(Request *r, void *ucp_request) {
+    if (ucp_request) --r->ucp_pending;
+    Worker *w = r->worker;
+    if (!w->destroyed) return false;
+    if (ucp_request) ucp_request_free(ucp_request);
+    if (r->ucp_pending > 0) return true;
+    delete r;
+    if (--w->orphans == 0) delete w;
+    return true;
+}
+
 void frag_op_done(void *request, ucs_status_t status, void *user_data) {
     auto *f = static_cast<FragOp *>(user_data);
+    if (ucp_callback(f->r, request)) {
+        delete f;
+        return;
+    }
     Event e;
     e.kind = f->kind;
     e.req = f->r;
@@ -237,6 +252,7 @@ void frag_op_done(void *request, ucs_status_t status, void *user_data) {
 }
 
 void frag_op_posted(ucs_status_ptr_t s, FragOp *op) {
+    if (UCS_PTR_IS_PTR(s) && s != nullptr) ++op->r->ucp_pending;
     if (s == nullptr) frag_op_done(nullptr, UCS_OK, op);
     else if (UCS_PTR_IS_ERR(s)) frag_op_done(nullptr, UCS_PTR_STATUS(s), op);
 }

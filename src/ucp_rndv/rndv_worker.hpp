@@ -96,6 +96,8 @@ struct Request {
     int status = UCXDT_INPROGRESS;
     bool user_freed = false, callback_due = false;
     int ucp_ops = 0;         // UCP operations and GPU work naming this request: it lives until they end
+    int ucp_pending = 0;     // of those, UCP operations whose callback names it (directly or by a
+                             // FragOp): it outlives its worker until they end (ucp_callback)
     bool peer_lost = false;  // its peer failed: nothing more is sent to it
     ucxdt_request_param_t param{};
 
@@ -286,6 +288,11 @@ struct Ep {
 struct Worker {
     ucp_worker_h ucp_worker = nullptr;
     ucp_context_h ucp_context = nullptr;
+    // Set by ucxdt_worker_destroy when UCP still held operations of some requests (orphans):
+    // what those operations read and write (staging, wire buffers) lives on with this worker,
+    // which the last orphan's last callback deletes (ucp_callback).
+    bool destroyed = false;
+    size_t orphans = 0;
     Config cfg;
     uint64_t uuid = 0;
     uint64_t next_id = 1;
@@ -492,6 +499,13 @@ struct Worker {
 /// size and where the layout lives. Errors: UCXDT_ERR_INVALID_PARAM (negative count, invalid
 /// type), UCXDT_ERR_NOT_COMMITTED, UCXDT_ERR_OVERFLOW.
 ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t type);
+
+/// To be called first by each UCP callback whose user data names request r (`ucp_request`: the
+/// callback's request argument, NULL for a completion reported in place). Counts the operation
+/// off r->ucp_pending; returns false while r's worker lives, and the callback goes on. After
+/// ucxdt_worker_destroy it frees UCP's request, then r with its last operation and the worker
+/// with its last orphan, and returns true: the callback must not touch either again.
+bool ucp_callback(Request *r, void *ucp_request);
 
 /// A status as an nbx call's return value (UCXDT_PTR_IS_ERR).
 ucxdt_status_ptr_t error_ptr(ucxdt_status_t st);

@@ -651,6 +651,52 @@ TEST(RndvGpu, HostStagedRtsNamesItsSlots) {
     }
 }
 
+// A worker destroyed while UCP still holds a send of it (UCP's rendezvous from 1 KiB, and the
+// receiver has not posted the receive): the send completes with UCXDT_ERR_CANCELED, and the
+// request and the worker's staging stay allocated, so that when UCP finishes the send later
+// (here a receive posted on the peer's UCP worker) its callback reaches them, not freed memory,
+// and frees them; the message still arrives whole.
+TEST(RndvLifetime, DestroyWhileUcpHoldsASend) {
+    T::UcpPair u;
+    ASSERT_EQ(u.open(UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA, {{"RNDV_THRESH", "1024"}}), "");
+    ucxdt_worker_h w[2] = {};
+    ucxdt_ep_h ep[2] = {};
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(T::create_rndv_worker(u.ctx, u.w[i], Config{65536, 16384, 2, 8}, &w[i]), "");
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(T::create_rndv_ep(w[i], u.ep[i], &ep[i]), "");
+    for (int i = 0; i < 200; ++i) ucxdt_worker_progress(w[0]), ucxdt_worker_progress(w[1]);
+    // 60,000 bytes of a host vector: an eager message of ucxdt, a rendezvous of UCP.
+    Type t(*L::vector(7500, 1, 2, dbl));
+    std::vector<double> src(15000, 1.5);
+    ucxdt_status_ptr_t req = ucxdt_tag_send_nbx(ep[0], src.data(), 1, t.h, 0x77, nullptr);
+    ASSERT_FALSE(UCXDT_PTR_IS_ERR(req)) << ucxdt_last_error();
+    ASSERT_NE(req, nullptr) << "the send completed at once: UCP did not take its rendezvous";
+    for (int i = 0; i < 2000; ++i) ucxdt_worker_progress(w[0]), ucxdt_worker_progress(w[1]);
+    ASSERT_EQ(ucxdt_request_check_status(req), UCXDT_INPROGRESS) << "the send ended without a receive";
+    ucxdt_request_free(req);
+    ucxdt_ep_destroy(ep[0]);
+    ucxdt_worker_destroy(w[0]);
+    const ucxdt::rndv::Worker &gone = internals(w[0]);  // kept for the operation UCP holds
+    EXPECT_TRUE(gone.destroyed);
+    EXPECT_EQ(gone.orphans, 1u) << "requests kept for UCP's callbacks";
+    // A plain UCP receive of the tagged message lets UCP's rendezvous finish: its completion of
+    // the send calls back into the orphan, which frees it, and then the worker.
+    std::vector<char> landing(1 << 17);
+    ucp_request_param_t rp{};
+    void *recv = ucp_tag_recv_nbx(u.w[1], landing.data(), landing.size(), 0x77, ~0ull, &rp);
+    ASSERT_FALSE(UCS_PTR_IS_ERR(recv));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (recv && ucp_request_check_status(recv) == UCS_INPROGRESS && std::chrono::steady_clock::now() < deadline)
+        ucp_worker_progress(u.w[0]), ucp_worker_progress(u.w[1]);
+    ASSERT_TRUE(recv == nullptr || ucp_request_check_status(recv) == UCS_OK) << "UCP's rendezvous did not finish";
+    if (recv) ucp_request_free(recv);
+    for (int i = 0; i < 200; ++i) ucp_worker_progress(u.w[0]), ucp_worker_progress(u.w[1]);
+    double first = 0;
+    std::memcpy(&first, landing.data() + sizeof(ucxdt::rndv::TagHeader), sizeof first);
+    EXPECT_EQ(first, 1.5) << "the message UCP delivered after the worker's destruction";
+    ucxdt_ep_destroy(ep[1]);
+    ucxdt_worker_destroy(w[1]);
+}
+
 // What a peer's CUDA IPC reference lets our GPU work reach: the bytes of its allocation around
 // the named byte, no further, whatever the offsets a message carries (each pull, push and
 // fragment copy is checked this way before it is launched).
