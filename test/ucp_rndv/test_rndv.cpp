@@ -584,7 +584,7 @@ TEST(RndvGpu, HostStagedWindowsShareALaunch) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
     const auto i32 = L::named(UCXDT_INT32), byte = L::named(UCXDT_BYTE);
     // Packed bytes 800 (eager), 36,000 (three fragments), 7,000, 4,000 into a contiguous receive,
-    // 2,776 (a block list), 32,800 (a block list into a vector, two fragments).
+    // 2,776 (a block list), 32,800 (a block list into a vector, three fragments).
     const std::vector<std::pair<L::TypeDescPtr, L::TypeDescPtr>> kinds = {
         {L::vector(100, 1, 3, dbl), L::vector(100, 1, 2, dbl)},
         {L::vector(3000, 3, 5, i32), L::vector(3000, 3, 4, i32)},
