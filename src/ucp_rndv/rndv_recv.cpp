@@ -75,6 +75,8 @@ bool Worker::recv_matched(Request *r, const Event &e) {
     if (!sig && !h.ipc && !r->contig && h.frag > cfg.frag)
         r->status_pending = fail(UCXDT_ERR_UNSUPPORTED, "the sender's fragments (UCXDT_FRAG_SIZE " +
                                  std::to_string(h.frag) + ") exceed this worker's staging slots");
+    else if (!h.ipc && !r->contig)
+        r->slot_level = staging_level(cfg.frag, h.frag);  // our slots that hold one fragment
     r->remote_slots.assign(static_cast<size_t>(r->nfrags), -1);
     const char *p = m + sizeof h;
     if (h.ipc) {
@@ -186,7 +188,7 @@ void Worker::recv_on_get(Request *r, const Event &e) {
         op.frag = e.frag;
         op.slot = e.slot;
         const ucxdt_status_t st = launch(r, op, [&](const cudaStream_t *s) {
-            return move_bytes(r, s, r->pool->slot(e.slot), e.frag * r->hdr.frag, r->frag_bytes(e.frag), false, false);
+            return move_bytes(r, s, r->slot_mem(e.slot), e.frag * r->hdr.frag, r->frag_bytes(e.frag), false, false);
         });
         if (!st) return;
         r->status_pending = st;
@@ -223,7 +225,7 @@ char *Worker::recv_landing(Request *r, int64_t k, int *slot) {
     }
     *slot = r->free_slots.back();
     r->free_slots.pop_back();
-    return r->pool->slot(*slot);
+    return r->slot_mem(*slot);
 }
 
 // ---- Fragments as active messages ---------------------------------------------------------

@@ -123,7 +123,11 @@ void Worker::send_start(Request *r) {
     h.kind = TagKind::rts;
     h.frag = cfg.frag;
     h.contig = r->contig ? 1 : 0;
-    r->nfrags = (r->packed + cfg.frag - 1) / cfg.frag;
+    if (!r->contig) {  // a message shorter than a slot is one fragment in a slot its size
+        r->slot_level = staging_level(cfg.frag, r->packed);
+        h.frag = cfg.frag >> r->slot_level;
+    }
+    r->nfrags = (r->packed + h.frag - 1) / h.frag;
     if (!r->contig) {
         // Slots go to sends in call order (ids grow with it): a later send that took them while
         // an earlier one waits would hold them behind that one's RTS (Ep::unsent), for ever.
@@ -275,7 +279,7 @@ void Worker::send_host_frag(Request *r, int64_t k, int slot) {
     p.memory_type = UCS_MEMORY_TYPE_HOST;
     ++r->ucp_ops;
     r->am_sending.push_back(slot);
-    const char *src = slot >= 0 ? r->pool->slot(slot) : at(r->buffer, r->plan->base + k * r->hdr.frag);
+    const char *src = slot >= 0 ? r->slot_mem(slot) : at(r->buffer, r->plan->base + k * r->hdr.frag);
     // UCP picks the protocol (eager, or its rendezvous over whatever RMA the transport has): a
     // GET of our memory would be emulated where the transport has no GET (UCX 1.13's tcp).
     const ucs_status_ptr_t s = ucp_am_send_nbx(r->ep->ucp_ep, UCXDT_UCP_AM_ID, &m->h, sizeof m->h, src,

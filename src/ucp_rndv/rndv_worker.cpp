@@ -79,7 +79,7 @@ ucxdt_status_t Worker::take_slots(Request *r, int want) {
         p.reset(made);
     }
     r->pool = p.get();
-    r->slots = p->take(want);
+    r->slots = p->take(want, r->slot_level);
     return UCXDT_OK;
 }
 

@@ -121,6 +121,8 @@ struct Request {
                                          // an IPC send, its device slots
     std::vector<int> slots;       // staging slots held (send: filled or being refilled), in
                                   // the device staging when the request is on the IPC path
+    int slot_level = 0;           // host staging: the size of those slots (staging_level: the
+                                  // pool's slot size halved this many times; hdr.frag on a send)
     int64_t nfrags = 0;           // fragments of the rendezvous (both sides)
 
     // The tagged message (eager data or RTS): sent from or received into `wire`, or, for a GPU
@@ -209,9 +211,9 @@ struct Request {
 
     /// Returns one of r's slots to where it came from: the device staging of a send on the IPC
     /// path (only sends hold slots there), else the host pool.
-    void give_slot(int s) { ipc ? dev->give(s) : pool->give(s); }
+    void give_slot(int s) { ipc ? dev->give(s) : pool->give(s, slot_level); }
     /// The memory of one of r's slots, by the same rule.
-    char *slot_mem(int s) const { return ipc ? dev->slot(s) : pool->slot(s); }
+    char *slot_mem(int s) const { return ipc ? dev->slot(s) : pool->slot(s, slot_level); }
 
     /// Bytes of fragment k (hdr.packed is the message size on both sides).
     int64_t frag_bytes(int64_t k) const { return std::min(hdr.frag, hdr.packed - k * hdr.frag); }

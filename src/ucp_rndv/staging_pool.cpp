@@ -68,7 +68,7 @@ ucxdt_status_t StagingPool::create(ucp_context_h ctx, int slots, int64_t slot_by
     }
     p->rkey_.assign(static_cast<char *>(rkey), static_cast<char *>(rkey) + rkey_len);
     ucp_rkey_buffer_release(rkey);
-    p->free_.reset(slots);
+    p->free_.reset(slots, staging_level(slot_bytes, 0));
     *out = p;
     return UCXDT_OK;
 }

@@ -2,10 +2,13 @@
 // (shared memory where a shared-memory transport is enabled, so that a receiver on this node
 // can map it: PeerStaging), page-locked when a GPU is present (so GPU layouts pack into it with
 // zero copy), placed on the NUMA nodes local to the GPU it serves (hwloc), and registered once
-// with ucp_mem_map, so that a peer can GET from it with one rkey; handed out slot by slot.
+// with ucp_mem_map, so that a peer can GET from it with one rkey; handed out slot by slot, in
+// sizes from slot_bytes down to kMinStagingSlot (base/buddy_slots.hpp): a message smaller than a
+// slot takes a slot its size, so that a window of small messages fits (issue 22: 16 slots of
+// 1 MiB held 16 messages of 12-40 KB in flight, and bounded their rate).
 #pragma once
 
-#include "base/slot_list.hpp"
+#include "base/buddy_slots.hpp"
 
 #include <ucxdt/ucxdt.h>
 
@@ -16,6 +19,22 @@
 
 namespace ucxdt::rndv {
 
+/// The smallest slot a pool splits its slots into.
+constexpr int64_t kMinStagingSlot = 16 << 10;
+
+/// The level of the smallest slot of a pool of `slot_bytes` slots that holds `bytes`: slot_bytes
+/// halved that many times, while the half stays a whole multiple of 4 KiB and at least
+/// kMinStagingSlot (0 when `bytes` needs a whole slot). Both sides of a message compute it: the
+/// sender's slot of that level is its fragment size (TagHeader::frag), by which the receiver
+/// finds the slot.
+inline int staging_level(int64_t slot_bytes, int64_t bytes) {
+    int l = 0;
+    for (int64_t half = slot_bytes / 2; half * 2 == slot_bytes && half % 4096 == 0 && half >= kMinStagingSlot && half >= bytes;
+         half /= 2, ++l)
+        slot_bytes = half;
+    return l;
+}
+
 class StagingPool {
 public:
     /// `near_gpu`: the CUDA device whose layouts it stages (its pages go to the NUMA nodes
@@ -23,16 +42,18 @@ public:
     static ucxdt_status_t create(ucp_context_h ctx, int slots, int64_t slot_bytes, int near_gpu, StagingPool **out);
     ~StagingPool();
 
-    char *slot(int i) const { return base_ + static_cast<int64_t>(i) * slot_bytes_; }
+    /// Slot i of `level` (of slot_bytes >> level bytes each).
+    char *slot(int i, int level = 0) const { return base_ + static_cast<int64_t>(i) * (slot_bytes_ >> level); }
     char *base() const { return base_; }
     int64_t bytes() const { return bytes_; }
     /// The packed rkey of the whole region (for an RTS).
     const std::vector<char> &rkey() const { return rkey_; }
 
-    /// Takes up to `want` free slots (none when all are taken).
-    std::vector<int> take(int want) { return free_.take(want); }
-    void give(int slot) { free_.give(slot); }
-    int free_slots() const { return free_.free_count(); }
+    /// Takes up to `want` free slots of `level` (none when none is free).
+    std::vector<int> take(int want, int level = 0) { return free_.take(want, level); }
+    void give(int slot, int level = 0) { free_.give(slot, level); }
+    /// Whole slots free: all of them once every slot taken is given back.
+    int free_slots() const { return free_.free_top(); }
     /// Page-locked (cudaHostRegister): GPU kernels and copies reach the slots with zero copy.
     bool page_locked() const { return page_locked_; }
     /// The pages are bound to the NUMA nodes of a GPU (cuda::bind_near_gpu).
@@ -49,7 +70,7 @@ private:
     bool numa_bound_ = false;
     ucp_mem_h memh_ = nullptr;
     std::vector<char> rkey_;
-    SlotList free_;
+    BuddySlots free_;
 };
 
 }  // namespace ucxdt::rndv

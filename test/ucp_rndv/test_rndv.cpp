@@ -252,6 +252,55 @@ TEST(RndvHostFrags, ActiveMessagesGetsOrInPlace) {
         }
 }
 
+// A message shorter than a staging slot takes a slot its size (staging_pool.hpp): 24 messages
+// of 20 KB, a slot of 32 KiB each, share one of the sender's two 1 MiB slots, where each took a
+// whole slot and 22 waited for one. Fragments as active messages, as GETs into the receiver's
+// slots (of the sender's size, from its own pool) and read in place; every byte arrives, and
+// the slots merge back into whole ones on both sides.
+TEST(RndvHostFrags, SmallMessagesTakeSlotsTheirSize) {
+    struct Mode {
+        const char *frags, *shm;
+    };
+    for (const Mode mode : {Mode{"am", "n"}, Mode{"get", "n"}, Mode{"am", "y"}}) {
+        ScopedEnv env{{"UCXDT_HOST_FRAGS", mode.frags}, {"UCXDT_HOST_SHM", mode.shm}};
+        const std::string what = std::string(mode.frags) + ", in place " + mode.shm;
+        Pair p{Config{1024, 1 << 20, 2, 2}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        constexpr int kN = 24;
+        constexpr int64_t kBytes = 20480;
+        const auto t = doubles(kBytes / 8, false);
+        Type h(*t);
+        std::vector<Buffer> src, dst;
+        std::vector<std::vector<std::byte>> sent;
+        for (int i = 0; i < kN; ++i) {
+            src.emplace_back(*t, 1, 700 + i);
+            dst.emplace_back(*t, 1, 900 + i);
+            sent.push_back(packed(*t, src.back().ptr(), 1, kBytes));
+        }
+        std::vector<ucxdt_status_ptr_t> rreqs, sreqs;
+        for (int i = 0; i < kN; ++i) rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst[i].ptr(), 1, h.h, i, ~0ull, nullptr));
+        for (int i = 0; i < kN; ++i) sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src[i].ptr(), 1, h.h, i, nullptr));
+        const ucxdt::rndv::Worker &sender = internals(p.w[0]);
+        EXPECT_TRUE(sender.waiting.empty()) << what << ": sends wait for staging slots";
+        ASSERT_NE(sender.pools[0], nullptr) << what;
+        EXPECT_EQ(sender.pools[0]->free_slots(), 1) << what << ": the window split more than one slot";
+        for (int i = 0; i < kN; ++i) {
+            ASSERT_EQ(status_name(p.wait(sreqs[i])), status_name(UCXDT_OK)) << what << ", send " << i;
+            ASSERT_EQ(status_name(p.wait(rreqs[i])), status_name(UCXDT_OK)) << what << ", receive " << i;
+            const Buffer fresh(*t, 1, 900 + i);
+            EXPECT_EQ(check_received(*t, 1, dst[i], fresh.bytes, sent[i], kBytes), "") << what << ", message " << i;
+        }
+        for (int i = 0; i < 200; ++i) p.progress();  // UCP's last send completions
+        for (int w = 0; w < 2; ++w)
+            for (const auto &pool : internals(p.w[w]).pools) {
+                if (pool) {
+                    EXPECT_EQ(pool->free_slots(), 2) << what << ", worker " << w << ": slots not merged back";
+                }
+            }
+    }
+}
+
 // GPU layouts between the workers of one process, with the peers' HELLOs exchanged first.
 // CUDA IPC on (64 KiB fragments, so that transfers cycle the device slots) or off (host staging).
 void gpu_path_cases(bool ipc) {
