@@ -46,7 +46,7 @@ ucxdt_status_t ucxdt_gpu_method(ucxdt_type_t type, int64_t count, ucxdt_gpu_meth
         if (ucxdt_status_t st = require_committed(*t, "type")) return st;
         if (ucxdt_status_t st = get_plan(*t, count, &plan)) return st;
         if (ucxdt_status_t st = cuda::check(cudaGetDevice(&device), "cudaGetDevice")) return st;
-        return cuda::choose_method(*plan, device, false, method);
+        return cuda::choose_method(*plan, device, cuda::Packed::device, method);
     });
 }
 

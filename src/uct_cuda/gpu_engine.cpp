@@ -5,6 +5,7 @@
 #include "base/error.hpp"
 #include "kernels/pack_kernels.hpp"
 #include "uct_cuda/launch_batch.hpp"
+#include "uct_cuda/memory_type.hpp"
 #include "uct_cuda/method.hpp"
 #include "uct_cuda/type_tree.hpp"
 #include "uct_cuda/unit_cache.hpp"
@@ -367,7 +368,7 @@ ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &
     // each (1 MiB V pulled on two H200s: 1.18 of UCP's contiguous rate against 0.91-0.94).
     if (!batch && from.dims.size() == 1 && to.dims.size() == 1 && to.dims[0].stride >= to.block_len) {
         ucxdt_gpu_method_t method;
-        if (ucxdt_status_t st = choose_method(from, device, peer, &method)) return st;
+        if (ucxdt_status_t st = choose_method(from, device, peer ? Packed::peer : Packed::device, &method)) return st;
         if (method == UCXDT_GPU_METHOD_COPY_ENGINE_2D)
             return check(cudaMemcpy2DAsync(at(to_buf, to.base), static_cast<size_t>(to.dims[0].stride),
                                            at(from_buf, from.base), static_cast<size_t>(from.dims[0].stride),
@@ -387,7 +388,7 @@ ucxdt_status_t copy_same_layout_async(const Plan &p, char *from_buf, char *to_bu
         return fail(UCXDT_ERR_INVALID_PARAM, "a same-layout copy takes a block-list plan");
     if (p.packed_size == 0) return UCXDT_OK;
     ucxdt_gpu_method_t method;
-    if (ucxdt_status_t st = choose_method(p, device, true, &method, batch != nullptr)) return st;
+    if (ucxdt_status_t st = choose_method(p, device, Packed::peer, &method, batch != nullptr)) return st;
     // The whole packed stream as one window, every byte to its own displacement from to_buf
     // (which also stands, unused, for the packed buffer).
     if (method == UCXDT_GPU_METHOD_POINT_KERNEL)
@@ -399,8 +400,13 @@ ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t
                               int64_t length, bool pack, int device, cudaStream_t stream, bool peer,
                               LaunchBatch *batch) {
     if (length == 0) return UCXDT_OK;
+    // Page-locked host memory on the packed side (staging) prices rows across the host link;
+    // asked only of the plans that one 2-D copy could move.
+    Packed where = peer ? Packed::peer : Packed::device;
+    if (!peer && p.cls == UCXDT_PLAN_STRIDED && p.dims.size() == 1 && memory_type(packed) == MemoryType::HOST_PINNED)
+        where = Packed::host;
     ucxdt_gpu_method_t method;
-    if (ucxdt_status_t st = choose_method(p, device, peer, &method, batch != nullptr)) return st;
+    if (ucxdt_status_t st = choose_method(p, device, where, &method, batch != nullptr)) return st;
     switch (method) {
     case UCXDT_GPU_METHOD_COPY_ENGINE:
         return launch_plan_kernel(p, layout, packed, offset, length, pack, stream);

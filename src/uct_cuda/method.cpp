@@ -58,6 +58,45 @@ Plan strided_plan(int64_t rows, int64_t block, int64_t stride) {
     return p;
 }
 
+// Packing into page-locked host memory (host staging): both methods cross the host link, where a
+// 2-D copy pays about 2 ns a row, 16 times its row cost within the GPU (in the host-staged
+// rendezvous 32,768 rows of 8 B took 69 us a message), and a kernel a larger fixed cost than a
+// copy (4 KiB vectors, 2 x H200: 27.5-29.2 us one way by kernel, 20.8-21.7 by copy, UCP's
+// contiguous 19.4-20.2). Two sizes of each method separate the fixed cost from the bandwidth, and
+// two row widths of the copy its row cost. Left unmeasured (0) when no page-locked memory comes.
+ucxdt_status_t calibrate_host(cudaStream_t stream, char *src, CopyCosts *c) {
+    constexpr int64_t kSmall = 64 << 10, kLarge = 256 << 10, kWide = 4096, kNarrow = 16;
+    char *host = nullptr;
+    if (cudaHostAlloc(reinterpret_cast<void **>(&host), kLarge, cudaHostAllocPortable) != cudaSuccess) {
+        cudaGetLastError();
+        return UCXDT_OK;
+    }
+    auto copy2d = [&](int64_t bytes, int64_t row) {
+        return check(cudaMemcpy2DAsync(host, row, src, 2 * row, row, bytes / row, cudaMemcpyDeviceToHost, stream),
+                     "cudaMemcpy2DAsync (calibration)");
+    };
+    auto kernel = [&](int64_t bytes) {
+        const Plan p = strided_plan(bytes / kNarrow, kNarrow, 2 * kNarrow);
+        return launch_plan_kernel(p, src, host, 0, bytes, true, stream);
+    };
+    double t_small = 0, t_large = 0, t_narrow = 0, k_small = 0, k_large = 0;
+    ucxdt_status_t st = time_median(stream, 5, [&] { return copy2d(kSmall, kWide); }, &t_small);
+    if (!st) st = time_median(stream, 5, [&] { return copy2d(kLarge, kWide); }, &t_large);
+    if (!st) st = time_median(stream, 5, [&] { return copy2d(kSmall, kNarrow); }, &t_narrow);
+    if (!st) st = time_median(stream, 5, [&] { return kernel(kSmall); }, &k_small);
+    if (!st) st = time_median(stream, 5, [&] { return kernel(kLarge); }, &k_large);
+    cudaFreeHost(host);
+    if (st) return st;
+    const double span = static_cast<double>(kLarge - kSmall), small = static_cast<double>(kSmall);
+    c->host_copy_byte_seconds = std::max(0.0, (t_large - t_small) / span);
+    c->host_row_seconds = std::max(0.0, (t_narrow - t_small) / static_cast<double>(kSmall / kNarrow - kSmall / kWide));
+    c->host_copy_seconds =
+        std::max(0.0, t_small - small * c->host_copy_byte_seconds - static_cast<double>(kSmall / kWide) * c->host_row_seconds);
+    c->host_kernel_byte_seconds = std::max(0.0, (k_large - k_small) / span);
+    c->host_kernel_seconds = std::max(0.0, k_small - small * c->host_kernel_byte_seconds);
+    return UCXDT_OK;
+}
+
 ucxdt_status_t calibrate(int device, CopyCosts *c) {
     DeviceGuard guard(device);
     if (ucxdt_status_t st = guard.status()) return st;
@@ -105,6 +144,7 @@ ucxdt_status_t calibrate(int device, CopyCosts *c) {
         if (i > 0) op.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     if (done) cudaEventDestroy(done);
+    if (!st) st = calibrate_host(stream, src, c);
     cudaFree(src);
     cudaFree(dst);
     if (st) return st;
@@ -147,7 +187,7 @@ constexpr double kCallSeconds = 2e-6;
 
 }  // namespace
 
-ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_method_t *method, bool batched) {
+ucxdt_status_t choose_method(const Plan &p, int device, Packed where, ucxdt_gpu_method_t *method, bool batched) {
     switch (p.cls) {
     case UCXDT_PLAN_CONTIGUOUS: *method = UCXDT_GPU_METHOD_COPY_ENGINE; return UCXDT_OK;
     case UCXDT_PLAN_BLOCK_LIST:
@@ -169,6 +209,7 @@ ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_met
         return UCXDT_OK;
     }
     // Without a call cost in the local model, outer levels stay with the kernel there.
+    const bool peer = where == Packed::peer;
     if (!peer && calls > 1) return UCXDT_OK;
     CopyCosts c;
     if (ucxdt_status_t st = device_costs(device, &c)) return st;
@@ -193,7 +234,17 @@ ucxdt_status_t choose_method(const Plan &p, int device, bool peer, ucxdt_gpu_met
             *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
         return UCXDT_OK;
     }
-    const double t_copy = (batched ? kCallSeconds : 0) + p.dims[0].count * c.row_seconds + bytes / c.copy_bytes_per_s;
+    const auto rows = static_cast<double>(p.dims[0].count);
+    if (where == Packed::host && c.host_copy_seconds + c.host_kernel_seconds > 0) {
+        // Across the host link the GPU's time decides, a kernel's fixed cost being mostly there;
+        // no credit for a shared launch: in windows of host-staged messages of 4 KiB-1 MiB the
+        // copy engine was as fast or faster wherever this picks it (performance-log.md, run 23).
+        const double t_copy = c.host_copy_seconds + bytes * c.host_copy_byte_seconds + rows * c.host_row_seconds;
+        const double t_kernel = c.host_kernel_seconds + bytes * c.host_kernel_byte_seconds;
+        if (t_copy < t_kernel) *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
+        return UCXDT_OK;
+    }
+    const double t_copy = (batched ? kCallSeconds : 0) + rows * c.row_seconds + bytes / c.copy_bytes_per_s;
     const double t_kernel = bytes / c.kernel_bytes_per_s;
     if (t_copy < t_kernel) *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
     return UCXDT_OK;
