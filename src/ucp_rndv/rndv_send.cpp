@@ -235,7 +235,9 @@ void Worker::send_on_am(const AmHeader &h) {
         else send_ipc_push(r, h.slot, h.offset);
         return;
     }
-    // ACK: the receiver has fetched fragment h.frag_index from slot h.slot.
+    // ACK: the receiver has fetched fragment h.frag_index from slot h.slot. A slot r does not hold
+    // (a bad or repeated ACK) is dropped: giving it back would hand out memory in use.
+    if (std::find(r->slots.begin(), r->slots.end(), h.slot) == r->slots.end()) return;
     refill(r, h.slot);
 }
 

@@ -17,6 +17,7 @@
 #include <hwloc.h>
 #include <hwloc/cudart.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -299,6 +300,45 @@ TEST(RndvHostFrags, SmallMessagesTakeSlotsTheirSize) {
                 }
             }
     }
+}
+
+// An ACK that names a slot the send does not hold (repeated, forged, or out of the pool) is
+// dropped: given back, it would enter the free list twice and be handed to two fragments at
+// once. The transfer completes with its data, and the sender's pool is whole afterwards.
+TEST(RndvHostFrags, AckOfASlotNotHeldIsDropped) {
+    ScopedEnv env{{"UCXDT_HOST_FRAGS", "get"}, {"UCXDT_HOST_SHM", "n"}};
+    Pair p{Config{1024, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    const auto t = doubles(40000, false);  // 320,000 bytes packed: 20 fragments of 16 KiB
+    Type h(*t);
+    Buffer src(*t, 1, 31), dst(*t, 1, 32);
+    const std::vector<std::byte> sent = packed(*t, src.ptr(), 1, 320000), poison = dst.bytes;
+    ucxdt_status_ptr_t rq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 9, ~0ull, nullptr);
+    ucxdt_status_ptr_t sq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 9, nullptr);
+    ASSERT_TRUE(UCS_PTR_IS_PTR(sq));
+    const auto *send = reinterpret_cast<const ucxdt::rndv::Request *>(sq);
+    ASSERT_EQ(send->slots.size(), 2u) << "the send should hold depth (2) slots";
+    int free_slot = 0;  // one of the pool's slots that the send does not hold
+    while (std::find(send->slots.begin(), send->slots.end(), free_slot) != send->slots.end()) ++free_slot;
+    static ucxdt::rndv::AmHeader forged[2];  // UCP reads them until the sends complete
+    for (int k = 0; k < 2; ++k) {
+        forged[k] = {};
+        forged[k].kind = ucxdt::rndv::AmKind::ack;
+        forged[k].sreq_id = send->id;
+        forged[k].slot = k == 0 ? free_slot : 1 << 20;
+        ucp_request_param_t prm{};
+        ucs_status_ptr_t s = ucp_am_send_nbx(p.ucp.ep[1], UCXDT_UCP_AM_ID, &forged[k], sizeof forged[k], nullptr, 0, &prm);
+        ASSERT_FALSE(UCS_PTR_IS_ERR(s));
+        while (s != nullptr && ucp_request_check_status(s) == UCS_INPROGRESS) p.progress();
+        if (s != nullptr) ucp_request_free(s);
+    }
+    ASSERT_EQ(status_name(p.wait(sq)), status_name(UCXDT_OK));
+    ASSERT_EQ(status_name(p.wait(rq)), status_name(UCXDT_OK));
+    EXPECT_EQ(check_received(*t, 1, dst, poison, sent, 320000), "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    ASSERT_NE(internals(p.w[0]).pools[0], nullptr);
+    EXPECT_EQ(internals(p.w[0]).pools[0]->free_slots(), 8) << "the forged ACK's slot entered the free list";
 }
 
 // GPU layouts between the workers of one process, with the peers' HELLOs exchanged first.
