@@ -42,6 +42,7 @@ TEST_P(GpuMemory, PackUnpackRanges) {
         {L::vector(6000, 1, 2, dbl), 1},  // rows too many for a 2-D copy across the host link
         {L::subarray({6, 7, 8}, {3, 4, 5}, {1, 2, 3}, UCXDT_ORDER_C, flt), 2},   // 2 levels
         {L::indexed({5, 100, 37, 1, 64}, {0, 7, 200, 150, 400}, dbl), 3},        // block list
+        {L::indexed({3, 17, 40, 9}, {0, 5, 30, 80}, dbl), 40},  // a block list, an outer index per element
         {L::vector(40, 1, 3, L::hindexed({1, 2, 1}, {0, 3, 9}, L::named(UCXDT_BYTE))), 2},  // tiny runs
     };
     const Stream stream;
