@@ -95,9 +95,13 @@
  *                          65536 for host layouts; when set, the value of both)
  *   UCXDT_HOST_EAGER_THRESHOLD  the same for host layouts alone. Every posted receive accepts an
  *                          eager message up to the larger of the two; both sides should agree.
- *   UCXDT_FRAG_SIZE        bytes per rendezvous fragment (default 1 MiB)
+ *   UCXDT_FRAG_SIZE        bytes per rendezvous fragment (default 1 MiB); a host-staged
+ *                          message shorter than that is one fragment, in a staging slot of
+ *                          the smallest size that holds it (the fragment size halved, down to
+ *                          16 KiB)
  *   UCXDT_PIPELINE_DEPTH   fragments in flight per request (default 4)
- *   UCXDT_STAGING_SLOTS    host staging fragments per worker and role (default 16)
+ *   UCXDT_STAGING_SLOTS    host staging slots of UCXDT_FRAG_SIZE bytes per worker and role
+ *                          (default 16), each split into smaller slots as messages need
  *   UCXDT_WIRE_POOL_SIZE   bytes of page-locked memory that the tagged messages of GPU
  *                          layouts may take per worker, for sends and for receives each
  *                          (default 8 MiB; at least UCXDT_STAGING_SLOTS messages either way)
