@@ -20,7 +20,6 @@ public:
         for (int l = 0; l <= levels; ++l) where_[static_cast<std::size_t>(l)].assign(static_cast<std::size_t>(top) << l, -1);
         for (int i = top - 1; i >= 0; --i) push(0, i);
     }
-    int levels() const { return levels_; }
     /// Takes up to `want` free slots of `level` (none when none is free), splitting larger ones
     /// when that level has none; slot 0 is handed out first.
     std::vector<int> take(int want, int level) {
