@@ -79,7 +79,11 @@ DeviceUnits::~DeviceUnits() {
 }
 
 ucxdt_status_t wait_ready(const DeviceUnits &units, cudaStream_t stream) {
-    if (!units.ready || cudaEventQuery(units.ready) == cudaSuccess) return UCXDT_OK;
+    if (!units.ready || units.landed.load(std::memory_order_acquire)) return UCXDT_OK;
+    if (cudaEventQuery(units.ready) == cudaSuccess) {
+        units.landed.store(true, std::memory_order_release);
+        return UCXDT_OK;
+    }
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     cudaStreamIsCapturing(stream, &capture);
     // A graph cannot depend on an event recorded outside it: wait on the host instead.

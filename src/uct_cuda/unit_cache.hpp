@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -26,6 +27,9 @@ struct DeviceUnits : DeviceObject {
     int device_id = -1;
     int lanes_log2 = 5;               // lanes per unit, from the mean unit length
     cudaEvent_t ready = nullptr;      // recorded after a pipelined upload; null: uploaded
+    // Set once a query has seen `ready` done: later uses skip the query, which cost 2-3 us a
+    // message on the host path (performance-log.md, run 24).
+    mutable std::atomic<bool> landed{false};
     ~DeviceUnits() override;
 };
 
