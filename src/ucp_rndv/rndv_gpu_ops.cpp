@@ -51,18 +51,39 @@ ucxdt_status_t Worker::launch(Request *r, GpuOp op, const GpuWork &work) {
     return UCXDT_OK;
 }
 
+void Worker::launched(std::vector<GpuOp> &ops, cudaEvent_t event, ucxdt_status_t st) {
+    if (!st) ++gpu_events;
+    for (size_t k = 0; k < ops.size(); ++k) {
+        ops[k].event = event;
+        ops[k].owns_event = event && k + 1 == ops.size();  // the last completes last
+        ops[k].status = st;
+        gpu_ops.push_back(ops[k]);
+    }
+}
+
 void Worker::flush_launches(cuda::DeviceStaging *only) {
-    launching.flush(
-        [this](cuda::DeviceStaging *, std::vector<GpuOp> &ops, cudaEvent_t event, ucxdt_status_t st) {
-            if (!st) ++gpu_events;
-            for (size_t k = 0; k < ops.size(); ++k) {
-                ops[k].event = event;
-                ops[k].owns_event = event && k + 1 == ops.size();  // the last completes last
-                ops[k].status = st;
-                gpu_ops.push_back(ops[k]);
-            }
-        },
-        only);
+    launching.flush([this](cuda::DeviceStaging *, std::vector<GpuOp> &ops, cudaEvent_t event,
+                           ucxdt_status_t st) { launched(ops, event, st); },
+                    only);
+}
+
+void Worker::flush_idle_launches() {
+    // A stream still running cfg.gpu_in_flight launches of ours keeps its new kernels waiting:
+    // they join the next launch, once one of those ends, instead of each message's kernels
+    // queueing a launch of their own behind the running ones. Under load a launch thus takes
+    // every message that arrived while the GPU was busy (a window of host-staged block lists sent
+    // one launch per message, each a grid too small to hide the host link's latency; one launch
+    // in flight beat two, the GPU's short idling between launches costing less than smaller
+    // batches: performance-log.md, run 24); an idle stream launches at once. Operations without
+    // kernels (copies already on the stream) only need their event, and never wait.
+    const auto busy = [this](cuda::DeviceStaging *dev) {
+        if (cfg.gpu_in_flight == 0 || dev->events_out() < cfg.gpu_in_flight || dev->batch().empty()) return false;
+        // Only while one of our operations awaits an event there, whose completion wakes this.
+        return std::any_of(gpu_ops.begin(), gpu_ops.end(), [dev](const GpuOp &op) { return op.dev == dev && op.event; });
+    };
+    launching.flush_if([this](cuda::DeviceStaging *, std::vector<GpuOp> &ops, cudaEvent_t event,
+                              ucxdt_status_t st) { launched(ops, event, st); },
+                       [&busy](cuda::DeviceStaging *dev) { return !busy(dev); });
 }
 
 void Worker::quiesce(cuda::DeviceStaging *dev) {

@@ -308,7 +308,7 @@ AmHeader Worker::hello(AmKind kind) const {
 }
 
 unsigned Worker::progress() {
-    if (!launching.empty()) flush_launches();  // what the calls since the last progress issued
+    if (!launching.empty()) flush_idle_launches();  // what the calls since the last progress issued
     unsigned n = ucp_worker_progress(ucp_worker);
     n += poll_gpu();
     // In batches: an event handled may queue more, which the next batch takes, in order. The
@@ -390,7 +390,7 @@ unsigned Worker::progress() {
         else if (!recv_advance(r)) waiting.push_back(r);
         ++n;
     }
-    if (!launching.empty()) flush_launches();
+    if (!launching.empty()) flush_idle_launches();
     // Endpoints whose first unsent message ended before it went: the ones behind it may go.
     std::vector<uint64_t> due;
     due.swap(unsent_due);

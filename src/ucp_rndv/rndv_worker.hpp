@@ -49,6 +49,8 @@ struct Config {
     int gpu_batch = 8;                // UCXDT_GPU_BATCH: GPU operations of one GPU (packs, unpacks,
                                       // pulls, one-sided copies) issued between progress calls
                                       // that share a kernel launch and its event (1: each its own)
+    int gpu_in_flight = 1;            // UCXDT_GPU_IN_FLIGHT: launches of a GPU's stream running before
+                                      // its next kernels wait to share one launch (0: never wait)
     bool ipc_same_layout = true;      // UCXDT_IPC_SAME_LAYOUT_COPY: a block list into the same
                                       // block list, each byte to its own displacement
     bool host_am = true;              // UCXDT_HOST_FRAGS=am: a staged sender sends its fragments
@@ -336,7 +338,8 @@ struct Worker {
     uint64_t gpu_launches = 0;  // GPU operations issued on a stream (launch)
     uint64_t gpu_events = 0;    // events recorded behind them (shared by a launch's)
     // GPU operations whose kernels wait in their stream's batch (launch), launched together by
-    // flush_launches at the start and end of progress, or once cfg.gpu_batch wait on one GPU.
+    // flush_idle_launches at the start and end of progress (unless the stream is busy), or once
+    // cfg.gpu_batch wait on one GPU.
     cuda::LaunchQueue<GpuOp> launching;
     // Push: device slots of receives that failed while their sender could still be writing them,
     // by receive id; the sender's FIN (sent once its GPU work ended) gives them back, or the
@@ -432,6 +435,11 @@ struct Worker {
     /// Launches the batches of the operations waiting in `launching` (only dev's when given), an
     /// event behind each, and moves the operations to gpu_ops.
     void flush_launches(cuda::DeviceStaging *only = nullptr);
+    /// As flush_launches, but a stream with cfg.gpu_in_flight launches running keeps its kernels
+    /// waiting for the next (progress).
+    void flush_idle_launches();
+    /// gpu_ops takes the operations of one launch, `event` behind them (flush_launches).
+    void launched(std::vector<GpuOp> &ops, cudaEvent_t event, ucxdt_status_t st);
     /// Ends every GPU operation on dev's stream: what is batched is launched, then waited for.
     void quiesce(cuda::DeviceStaging *dev);
     unsigned poll_gpu();

@@ -45,6 +45,8 @@ ucxdt_status_t DeviceStaging::record(cudaEvent_t *event) {
         return st;
     }
     *event = e;
+    ++events_out_;
+    batch_.stream_busy = true;
     return UCXDT_OK;
 }
 

@@ -27,7 +27,12 @@ public:
     cudaStream_t stream() const { return stream_; }
     /// An event recorded on the stream now (returned with give_event once complete).
     ucxdt_status_t record(cudaEvent_t *event);
-    void give_event(cudaEvent_t e) { events_.push_back(e); }
+    void give_event(cudaEvent_t e) {
+        events_.push_back(e);
+        batch_.stream_busy = --events_out_ > 0;
+    }
+    /// Events recorded and not yet given back: the stream's work not yet seen complete.
+    int events_out() const { return events_out_; }
     /// Copies collected for the stream's next launch (LaunchBatch).
     LaunchBatch &batch() { return batch_; }
     /// Launches batch() on the stream and records an event behind it (as record() does). On
@@ -55,6 +60,7 @@ private:
     int64_t slot_bytes_ = 0;
     cudaStream_t stream_ = nullptr;
     std::vector<cudaEvent_t> events_;
+    int events_out_ = 0;
     LaunchBatch batch_;
     char *base_ = nullptr;
     IpcRef ref_{};

@@ -31,7 +31,14 @@ public:
     /// already enqueued.
     std::vector<std::shared_ptr<const void>> holds;
 
+    /// Set by the stream's owner: launches of its earlier work still run there, so a kernel
+    /// appended now waits behind them and its launch overlaps their work.
+    bool stream_busy = false;
+
     bool empty() const { return strided.empty() && units.empty(); }
+    /// Whether a kernel appended now shares its launch's cost: with other copies, or behind
+    /// work still running.
+    bool shares_launch() const { return !empty() || stream_busy; }
     /// Where the batch ends now; rewind(mark) drops what was appended since (a failed operation's
     /// copies, which must not run once it has ended).
     Mark mark() const { return {strided.size(), units.size()}; }

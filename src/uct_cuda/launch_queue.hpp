@@ -37,16 +37,23 @@ public:
     /// stream is synchronized (nothing of the operations still runs) and `event` is null.
     template <class Done>
     void flush(Done &&done, DeviceStaging *only = nullptr) {
-        std::vector<std::pair<DeviceStaging *, T>> q;
+        flush_if(std::forward<Done>(done), [only](DeviceStaging *dev) { return !only || dev == only; });
+    }
+    /// As flush, for the streams for which launch_now(dev) is true; the others' operations wait.
+    template <class Done, class Pred>
+    void flush_if(Done &&done, Pred &&launch_now) {
+        std::vector<std::pair<DeviceStaging *, T>> q, held;
         q.swap(waiting_);
         std::vector<T> ops;
         while (!q.empty()) {
-            DeviceStaging *dev = only ? only : q.front().first;
+            DeviceStaging *dev = q.front().first;
+            const bool now = launch_now(dev);
             ops.clear();
             auto keep = q.begin();
             for (auto &w : q) {
-                if (w.first == dev) ops.push_back(std::move(w.second));
-                else *keep++ = std::move(w);
+                if (w.first != dev) *keep++ = std::move(w);
+                else if (now) ops.push_back(std::move(w.second));
+                else held.push_back(std::move(w));
             }
             q.erase(keep, q.end());
             if (!ops.empty()) {
@@ -54,11 +61,10 @@ public:
                 const ucxdt_status_t st = dev->launch_batch(&event);
                 done(dev, ops, event, st);
             }
-            if (only) break;
         }
-        // Operations of other streams, and any added meanwhile by `done`, wait on.
-        q.insert(q.end(), std::make_move_iterator(waiting_.begin()), std::make_move_iterator(waiting_.end()));
-        waiting_.swap(q);
+        // Operations held, and any added meanwhile by `done`, wait on, in the order added.
+        held.insert(held.end(), std::make_move_iterator(waiting_.begin()), std::make_move_iterator(waiting_.end()));
+        waiting_.swap(held);
     }
 
 private:

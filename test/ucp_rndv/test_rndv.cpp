@@ -17,7 +17,10 @@
 #include <hwloc.h>
 #include <hwloc/cudart.h>
 
+#include <cuda_runtime.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -25,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -694,6 +698,76 @@ TEST(RndvGpu, HostStagedWindowsShareALaunch) {
             EXPECT_EQ(internals(p.w[1]).ipc_pulls, 0u) << what;
             expect_shared_events(internals(p.w[0]), batch, "sender, " + what);
             expect_shared_events(internals(p.w[1]), batch, "receiver, " + what);
+        }
+    }
+}
+
+// While the receiver's stream still runs UCXDT_GPU_IN_FLIGHT launches (1 by default), the
+// unpacks of messages that arrive one progress call apart wait and then share one launch; with 0
+// each takes its own, as the messages come. A host function holds the stream busy until the
+// test opens it (or 20 s pass), so the count does not depend on the GPU's speed. Every byte
+// arrives.
+TEST(RndvGpu, HostStagedUnpacksWaitForABusyStream) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
+    const auto blocks = L::indexed({40, 7, 300}, {-60, 0, 19}, dbl);  // 2,776 bytes: one fragment
+    constexpr int n = 8;
+    struct Gate {
+        std::atomic<bool> open{false};
+        static void hold(void *g) {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+            while (!static_cast<Gate *>(g)->open.load() && std::chrono::steady_clock::now() < until)
+                std::this_thread::yield();
+        }
+    };
+    for (const char *in_flight : {"1", "2", "0"}) {
+        ScopedEnv env{{"UCXDT_CUDA_IPC", "n"}, {"UCXDT_GPU_IN_FLIGHT", in_flight}};
+        const uint64_t limit = static_cast<uint64_t>(in_flight[0] - '0');
+        const std::string what = std::string("UCXDT_GPU_IN_FLIGHT=") + in_flight;
+        Pair p{Config{1024, 16384, 2, 8}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        // Every buffer is placed first: a copy on the legacy stream would wait for the held one.
+        Type t(*blocks);
+        std::vector<std::unique_ptr<Buffer>> src, dst;
+        std::vector<std::unique_ptr<Placed>> src_at, dst_at;
+        std::vector<std::vector<std::byte>> poison;
+        for (int i = 0; i < n; ++i) {
+            src.push_back(std::make_unique<Buffer>(*blocks, 1, 0x910 + i));
+            dst.push_back(std::make_unique<Buffer>(*blocks, 1, 0x920 + i));
+            poison.push_back(dst.back()->bytes);
+            src_at.push_back(std::make_unique<Placed>(*src.back(), Mem::cuda));
+            dst_at.push_back(std::make_unique<Placed>(*dst.back(), Mem::cuda));
+        }
+        // One message first: the receiver makes its stream, and every first use is paid.
+        ASSERT_EQ(run_case(p, blocks, blocks, 1, 0x900, false, Mem::cuda, Mem::cuda), "") << what;
+        const ucxdt::rndv::Worker &w = internals(p.w[1]);
+        ASSERT_EQ(w.gpus.size(), 1u) << what;
+        Gate gate;
+        ASSERT_EQ(cudaLaunchHostFunc(w.gpus.begin()->second->stream(), Gate::hold, &gate), cudaSuccess);
+        const uint64_t launches = w.gpu_launches, events = w.gpu_events;
+        std::vector<ucxdt_status_ptr_t> sreqs, rreqs;
+        for (int i = 0; i < n; ++i) {
+            rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, t.h, 0x910 + i, ~0ull, nullptr));
+            sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src_at[i]->ptr(), 1, t.h, 0x910 + i, nullptr));
+            // Until the receiver has issued this message's unpack: the next one comes later.
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (w.gpu_launches < launches + i + 1 && std::chrono::steady_clock::now() < deadline) p.progress();
+            if (w.gpu_launches < launches + i + 1) gate.open = true;
+            ASSERT_EQ(w.gpu_launches, launches + i + 1) << what << ": message " << i << " was not unpacked";
+        }
+        for (int i = 0; i < 20; ++i) p.progress();
+        // The first `limit` went while the stream had room; the others wait together.
+        EXPECT_EQ(w.gpu_events - events, limit ? limit : uint64_t{n}) << what << ": launches while held";
+        gate.open = true;
+        for (int i = 0; i < n; ++i) {
+            ASSERT_EQ(p.wait(rreqs[i]), UCXDT_OK) << what << ", receive " << i;
+            ASSERT_EQ(p.wait(sreqs[i]), UCXDT_OK) << what << ", send " << i;
+        }
+        EXPECT_EQ(w.gpu_events - events, limit ? limit + 1 : uint64_t{n}) << what;
+        for (int i = 0; i < n; ++i) {
+            dst_at[i]->fetch();
+            EXPECT_EQ(check_received(*blocks, 1, *dst[i], poison[i], packed(*blocks, src[i]->ptr(), 1, 2776), 2776), "")
+                << what << ", message " << i;
         }
     }
 }
