@@ -405,8 +405,11 @@ ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t
     Packed where = peer ? Packed::peer : Packed::device;
     if (!peer && p.cls == UCXDT_PLAN_STRIDED && p.dims.size() == 1 && memory_type(packed) == MemoryType::HOST_PINNED)
         where = Packed::host;
+    // Across the host link a kernel's fixed cost is paid once a launch and overlaps running work:
+    // it counts as shared only when it is (the first message on an idle stream pays it alone).
+    const bool batched = batch && (where != Packed::host || batch->shares_launch());
     ucxdt_gpu_method_t method;
-    if (ucxdt_status_t st = choose_method(p, device, where, &method, batch != nullptr)) return st;
+    if (ucxdt_status_t st = choose_method(p, device, where, &method, batched, pack)) return st;
     switch (method) {
     case UCXDT_GPU_METHOD_COPY_ENGINE:
         return launch_plan_kernel(p, layout, packed, offset, length, pack, stream);

@@ -59,12 +59,14 @@ Plan strided_plan(int64_t rows, int64_t block, int64_t stride) {
     return p;
 }
 
-// Packing into page-locked host memory (host staging): both methods cross the host link, where a
-// 2-D copy pays about 2 ns a row, 16 times its row cost within the GPU (in the host-staged
-// rendezvous 32,768 rows of 8 B took 69 us a message), and a kernel a larger fixed cost than a
-// copy (4 KiB vectors, 2 x H200: 27.5-29.2 us one way by kernel, 20.8-21.7 by copy, UCP's
-// contiguous 19.4-20.2). Two sizes of each method separate the fixed cost from the bandwidth, and
-// two row widths of the copy its row cost. Left unmeasured (0) when no page-locked memory comes.
+// Packing into and unpacking out of page-locked host memory (host staging): both methods cross
+// the host link, where a 2-D copy pays about 2 ns a row, 16 times its row cost within the GPU (in
+// the host-staged rendezvous 32,768 rows of 8 B took 69 us a message), and a kernel a larger fixed
+// cost than a copy (4 KiB vectors, 2 x H200: 27.5-29.2 us one way by kernel, 20.8-21.7 by copy,
+// UCP's contiguous 19.4-20.2). Two sizes of each method separate the fixed cost from the
+// bandwidth, and two row widths of the copy its row cost; each direction is timed, a kernel's
+// reads of the host waiting where its writes do not. Left unmeasured (0) when no page-locked
+// memory comes.
 ucxdt_status_t calibrate_host(cudaStream_t stream, char *src, CopyCosts *c) {
     constexpr int64_t kSmall = 64 << 10, kLarge = 256 << 10, kWide = 4096, kNarrow = 16;
     char *host = nullptr;
@@ -72,29 +74,39 @@ ucxdt_status_t calibrate_host(cudaStream_t stream, char *src, CopyCosts *c) {
         cudaGetLastError();
         return UCXDT_OK;
     }
-    auto copy2d = [&](int64_t bytes, int64_t row) {
-        return check(cudaMemcpy2DAsync(host, row, src, 2 * row, row, bytes / row, cudaMemcpyDeviceToHost, stream),
+    // pack: device rows -> packed host bytes; else the reverse, the kernel reading the host.
+    auto copy2d = [&](int64_t bytes, int64_t row, bool pack) {
+        const size_t width = static_cast<size_t>(row), rows = static_cast<size_t>(bytes / row);
+        return check(pack ? cudaMemcpy2DAsync(host, width, src, 2 * width, width, rows, cudaMemcpyDeviceToHost, stream)
+                          : cudaMemcpy2DAsync(src, 2 * width, host, width, width, rows, cudaMemcpyHostToDevice, stream),
                      "cudaMemcpy2DAsync (calibration)");
     };
-    auto kernel = [&](int64_t bytes) {
+    auto kernel = [&](int64_t bytes, bool pack) {
         const Plan p = strided_plan(bytes / kNarrow, kNarrow, 2 * kNarrow);
-        return launch_plan_kernel(p, src, host, 0, bytes, true, stream);
+        return launch_plan_kernel(p, src, host, 0, bytes, pack, stream);
     };
-    double t_small = 0, t_large = 0, t_narrow = 0, k_small = 0, k_large = 0;
-    ucxdt_status_t st = time_median(stream, 5, [&] { return copy2d(kSmall, kWide); }, &t_small);
-    if (!st) st = time_median(stream, 5, [&] { return copy2d(kLarge, kWide); }, &t_large);
-    if (!st) st = time_median(stream, 5, [&] { return copy2d(kSmall, kNarrow); }, &t_narrow);
-    if (!st) st = time_median(stream, 5, [&] { return kernel(kSmall); }, &k_small);
-    if (!st) st = time_median(stream, 5, [&] { return kernel(kLarge); }, &k_large);
+    CopyCosts::HostLink links[2];
+    ucxdt_status_t st = UCXDT_OK;
+    for (const bool pack : {true, false}) {
+        double t_small = 0, t_large = 0, t_narrow = 0, k_small = 0, k_large = 0;
+        if (!st) st = time_median(stream, 5, [&] { return copy2d(kSmall, kWide, pack); }, &t_small);
+        if (!st) st = time_median(stream, 5, [&] { return copy2d(kLarge, kWide, pack); }, &t_large);
+        if (!st) st = time_median(stream, 5, [&] { return copy2d(kSmall, kNarrow, pack); }, &t_narrow);
+        if (!st) st = time_median(stream, 5, [&] { return kernel(kSmall, pack); }, &k_small);
+        if (!st) st = time_median(stream, 5, [&] { return kernel(kLarge, pack); }, &k_large);
+        const double span = static_cast<double>(kLarge - kSmall), small = static_cast<double>(kSmall);
+        CopyCosts::HostLink &l = links[pack ? 0 : 1];
+        l.copy_byte_seconds = std::max(0.0, (t_large - t_small) / span);
+        l.row_seconds = std::max(0.0, (t_narrow - t_small) / static_cast<double>(kSmall / kNarrow - kSmall / kWide));
+        l.copy_seconds =
+            std::max(0.0, t_small - small * l.copy_byte_seconds - static_cast<double>(kSmall / kWide) * l.row_seconds);
+        l.kernel_byte_seconds = std::max(0.0, (k_large - k_small) / span);
+        l.kernel_seconds = std::max(0.0, k_small - small * l.kernel_byte_seconds);
+    }
     cudaFreeHost(host);
     if (st) return st;
-    const double span = static_cast<double>(kLarge - kSmall), small = static_cast<double>(kSmall);
-    c->host_copy_byte_seconds = std::max(0.0, (t_large - t_small) / span);
-    c->host_row_seconds = std::max(0.0, (t_narrow - t_small) / static_cast<double>(kSmall / kNarrow - kSmall / kWide));
-    c->host_copy_seconds =
-        std::max(0.0, t_small - small * c->host_copy_byte_seconds - static_cast<double>(kSmall / kWide) * c->host_row_seconds);
-    c->host_kernel_byte_seconds = std::max(0.0, (k_large - k_small) / span);
-    c->host_kernel_seconds = std::max(0.0, k_small - small * c->host_kernel_byte_seconds);
+    c->to_host = links[0];
+    c->from_host = links[1];
     return UCXDT_OK;
 }
 
@@ -190,7 +202,8 @@ constexpr double kCallSeconds = 2e-6;
 
 }  // namespace
 
-ucxdt_status_t choose_method(const Plan &p, int device, Packed where, ucxdt_gpu_method_t *method, bool batched) {
+ucxdt_status_t choose_method(const Plan &p, int device, Packed where, ucxdt_gpu_method_t *method, bool batched,
+                             bool pack) {
     switch (p.cls) {
     case UCXDT_PLAN_CONTIGUOUS: *method = UCXDT_GPU_METHOD_COPY_ENGINE; return UCXDT_OK;
     case UCXDT_PLAN_BLOCK_LIST:
@@ -238,12 +251,16 @@ ucxdt_status_t choose_method(const Plan &p, int device, Packed where, ucxdt_gpu_
         return UCXDT_OK;
     }
     const auto rows = static_cast<double>(p.dims[0].count);
-    if (where == Packed::host && c.host_copy_seconds + c.host_kernel_seconds > 0) {
-        // Across the host link the GPU's time decides, a kernel's fixed cost being mostly there;
-        // no credit for a shared launch: in windows of host-staged messages of 4 KiB-1 MiB the
-        // copy engine was as fast or faster wherever this picks it (performance-log.md, run 23).
-        const double t_copy = c.host_copy_seconds + bytes * c.host_copy_byte_seconds + rows * c.host_row_seconds;
-        const double t_kernel = c.host_kernel_seconds + bytes * c.host_kernel_byte_seconds;
+    const CopyCosts::HostLink &link = pack ? c.to_host : c.from_host;
+    if (where == Packed::host && link.measured()) {
+        // Across the host link the GPU's time decides, a kernel's fixed cost being mostly there,
+        // and each direction has its own costs: a kernel's reads wait for the link, its writes do
+        // not. Batched, that fixed cost is shared with the launch's other copies or hidden behind
+        // running work, while each copy still costs its call on the CPU, which in a window of
+        // small messages bounds the rate (performance-log.md, run 24).
+        const double t_copy = (batched ? kCallSeconds : 0) + link.copy_seconds + bytes * link.copy_byte_seconds +
+                              rows * link.row_seconds;
+        const double t_kernel = (batched ? 0 : link.kernel_seconds) + bytes * link.kernel_byte_seconds;
         if (t_copy < t_kernel) *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
         return UCXDT_OK;
     }

@@ -21,11 +21,16 @@ struct CopyCosts {
     double copy_bytes_per_s = 0;  // its bandwidth
     double kernel_bytes_per_s = 0;  // strided kernel bandwidth on 1 KiB runs
     double op_seconds = 0;  // one small kernel, from its launch until a query sees its event done
-    // Packing into page-locked host memory, from the call to the end on the GPU: a 2-D copy
-    // costs host_copy_seconds + bytes * host_copy_byte_seconds + rows * host_row_seconds, a
-    // strided kernel host_kernel_seconds + bytes * host_kernel_byte_seconds (0: not measured).
-    double host_copy_seconds = 0, host_copy_byte_seconds = 0, host_row_seconds = 0;
-    double host_kernel_seconds = 0, host_kernel_byte_seconds = 0;
+    /// Moving packed bytes across the host link, one direction, from the call to the end on the
+    /// GPU: a 2-D copy costs copy_seconds + bytes * copy_byte_seconds + rows * row_seconds, a
+    /// strided kernel kernel_seconds + bytes * kernel_byte_seconds (all 0: not measured).
+    struct HostLink {
+        double copy_seconds = 0, copy_byte_seconds = 0, row_seconds = 0;
+        double kernel_seconds = 0, kernel_byte_seconds = 0;
+        bool measured() const { return copy_seconds + kernel_seconds > 0; }
+    };
+    HostLink to_host;    // packing into page-locked host memory (the kernel writes across the link)
+    HostLink from_host;  // unpacking out of it (the kernel reads across the link)
 };
 
 /// The costs of `device`, measured on the first call for it (about 50 ms of GPU work on its
@@ -36,7 +41,8 @@ ucxdt_status_t device_costs(int device, CopyCosts *out);
 /// UCXDT_GPU_METHOD=kernel|copy forces kernels or the 2-D copy engine wherever the plan allows
 /// it. `batched`: a kernel would share a launch already paid (LaunchBatch), so a copy-engine call
 /// costs its enqueueing on top (within the GPU and to a peer, where the launch is what costs).
+/// `pack`: the direction, which host memory prices apart (CopyCosts::to_host, from_host).
 ucxdt_status_t choose_method(const Plan &p, int device, Packed where, ucxdt_gpu_method_t *method,
-                             bool batched = false);
+                             bool batched = false, bool pack = true);
 
 }  // namespace ucxdt::cuda
