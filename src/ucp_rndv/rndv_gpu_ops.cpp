@@ -73,9 +73,9 @@ void Worker::flush_idle_launches() {
     // queueing a launch of their own behind the running ones. Under load a launch thus takes
     // every message that arrived while the GPU was busy (a window of host-staged block lists sent
     // one launch per message, each a grid too small to hide the host link's latency; one launch
-    // in flight beat two, the GPU's short idling between launches costing less than smaller
-    // batches: performance-log.md, run 24); an idle stream launches at once. Operations without
-    // kernels (copies already on the stream) only need their event, and never wait.
+    // in flight measured at least as well as two: performance-log.md, run 24); an idle stream
+    // launches at once. Operations without kernels (copies already on the stream) only need their
+    // event, and never wait.
     const auto busy = [this](cuda::DeviceStaging *dev) {
         if (cfg.gpu_in_flight == 0 || dev->events_out() < cfg.gpu_in_flight || dev->batch().empty()) return false;
         // Only while one of our operations awaits an event there, whose completion wakes this.
