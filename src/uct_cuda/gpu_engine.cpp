@@ -195,14 +195,31 @@ kernels::StridedArgs strided_args(const Plan &p, char *layout, char *pk, int64_t
     return a;
 }
 
-// batch: the launches' arguments go there instead (the tile and transpose kernels launch now).
+// The tile and transpose kernels are for bandwidth, and launch on their own. A small message of
+// a window is bound by its launch instead, which the strided kernel shares with the window's
+// other copies: there it takes messages up to this many packed bytes (performance-log.md, run
+// 25: a window of 4 KiB vectors of 16-byte runs launched a tile kernel per message).
+constexpr int64_t kSharedLaunchBytes = 64 << 10;
+
+enum class StridedKernel { tiles, transpose, runs };
+
+StridedKernel strided_kernel_for(const Plan &p, const char *layout, const char *packed, int64_t offset,
+                                 int64_t length, bool batched) {
+    static const bool tiles_off = std::getenv("UCXDT_GPU_NO_TILES") != nullptr;
+    if (tiles_off || (batched && length <= kSharedLaunchBytes)) return StridedKernel::runs;
+    if (dense_short_runs(p)) return StridedKernel::tiles;
+    if (transposed_pair(p, layout, packed, offset, offset + length)) return StridedKernel::transpose;
+    return StridedKernel::runs;
+}
+
+// batch: the strided kernel's arguments go there instead (the tile and transpose kernels launch now).
 ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
                               int64_t length, bool pack, cudaStream_t stream, LaunchBatch *batch = nullptr) {
-    static const bool tiles_off = std::getenv("UCXDT_GPU_NO_TILES") != nullptr;
-    if (!tiles_off && dense_short_runs(p))
-        return tile_kernel(p, layout, packed, offset, length, pack, stream);
-    if (!tiles_off && transposed_pair(p, layout, packed, offset, offset + length))
-        return transpose_kernel(p, layout, packed, offset, length, pack, stream);
+    switch (strided_kernel_for(p, layout, packed, offset, length, batch != nullptr)) {
+    case StridedKernel::tiles: return tile_kernel(p, layout, packed, offset, length, pack, stream);
+    case StridedKernel::transpose: return transpose_kernel(p, layout, packed, offset, length, pack, stream);
+    case StridedKernel::runs: break;
+    }
     return split_dims(p, offset, offset + length, packed,
                       [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
         const kernels::StridedArgs a = strided_args(p, layout, pk, base, first, lo, hi, pack);
@@ -405,9 +422,12 @@ ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t
     Packed where = peer ? Packed::peer : Packed::device;
     if (!peer && p.cls == UCXDT_PLAN_STRIDED && p.dims.size() == 1 && memory_type(packed) == MemoryType::HOST_PINNED)
         where = Packed::host;
-    // Across the host link a kernel's fixed cost is paid once a launch and overlaps running work:
-    // it counts as shared only when it is (the first message on an idle stream pays it alone).
-    const bool batched = batch && (where != Packed::host || batch->shares_launch());
+    // A kernel shares its launch only when it goes into the batch. Across the host link its fixed
+    // cost is paid once a launch and overlaps running work: it counts as shared only when it is
+    // (the first message on an idle stream pays it alone).
+    const bool joins = batch && (p.cls != UCXDT_PLAN_STRIDED ||
+                                 strided_kernel_for(p, layout, packed, offset, length, true) == StridedKernel::runs);
+    const bool batched = joins && (where != Packed::host || batch->shares_launch());
     ucxdt_gpu_method_t method;
     if (ucxdt_status_t st = choose_method(p, device, where, &method, batched, pack)) return st;
     switch (method) {
