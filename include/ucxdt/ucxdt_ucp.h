@@ -133,10 +133,12 @@
  *                          starts at the next ucxdt_worker_progress (or when that many wait),
  *                          not in the call that issued it
  *   UCXDT_GPU_IN_FLIGHT    launches of the rendezvous on one GPU's stream that may run before
- *                          its next kernels wait: they then join one launch once one of those
- *                          ends (default 1; 0: never wait). Under load a launch thus takes
- *                          every message that came while the GPU was busy; an idle stream
- *                          launches at once. Copies by the copy engine never wait
+ *                          its next host-staged kernels (packs into and unpacks out of
+ *                          page-locked memory) wait: they then join one launch once one of
+ *                          those ends (default 1; 0: never wait). Under load a launch thus
+ *                          takes every message that came while the GPU was busy; an idle stream
+ *                          launches at once. Copies by the copy engine and CUDA IPC pulls never
+ *                          wait
  *   UCXDT_HOST_FRAGS       am|get: how the fragments of a sender outside CUDA IPC travel, as
  *                          active messages or as the receiver's GETs (default am; the
  *                          sender's setting decides)

@@ -39,6 +39,7 @@ ucxdt_status_t Worker::launch(Request *r, GpuOp op, const GpuWork &work) {
             r->dev->batch().rewind(mark);  // none of it may run once r has ended
             return st;
         }
+        if (!r->ipc && r->dev->batch().grew_since(mark)) r->dev->batch().host_link = true;  // host staging
         op.dev = r->dev;
         ++r->ucp_ops;
         ++gpu_launches;
@@ -68,16 +69,19 @@ void Worker::flush_launches(cuda::DeviceStaging *only) {
 }
 
 void Worker::flush_idle_launches() {
-    // A stream still running cfg.gpu_in_flight launches of ours keeps its new kernels waiting:
-    // they join the next launch, once one of those ends, instead of each message's kernels
-    // queueing a launch of their own behind the running ones. Under load a launch thus takes
-    // every message that arrived while the GPU was busy (a window of host-staged block lists sent
-    // one launch per message, each a grid too small to hide the host link's latency; one launch
-    // in flight measured at least as well as two: performance-log.md, run 24); an idle stream
-    // launches at once. Operations without kernels (copies already on the stream) only need their
-    // event, and never wait.
+    // A stream still running cfg.gpu_in_flight launches of ours keeps its new kernels across the
+    // host link waiting: they join the next launch, once one of those ends, instead of each
+    // message's kernels queueing a launch of their own behind the running ones. Under load a
+    // launch thus takes every message that arrived while the GPU was busy (a window of
+    // host-staged block lists sent one launch per message, each a grid too small to hide the
+    // host link's latency; one launch in flight measured at least as well as two:
+    // performance-log.md, run 24); an idle stream launches at once. Pulls over CUDA IPC never
+    // wait: their windows measured faster launched as they came (run 25). Operations without
+    // kernels (copies already on the stream) only need their event, and never wait.
     const auto busy = [this](cuda::DeviceStaging *dev) {
-        if (cfg.gpu_in_flight == 0 || dev->events_out() < cfg.gpu_in_flight || dev->batch().empty()) return false;
+        if (cfg.gpu_in_flight == 0 || dev->events_out() < cfg.gpu_in_flight || dev->batch().empty() ||
+            !dev->batch().host_link)
+            return false;
         // Only while one of our operations awaits an event there, whose completion wakes this.
         return std::any_of(gpu_ops.begin(), gpu_ops.end(), [dev](const GpuOp &op) { return op.dev == dev && op.event; });
     };

@@ -35,6 +35,10 @@ public:
     /// appended now waits behind them and its launch overlaps their work.
     bool stream_busy = false;
 
+    /// Set by the stream's owner: a kernel in the batch moves packed bytes in page-locked host
+    /// memory, across the host link (whose latency a small grid cannot hide). Cleared with it.
+    bool host_link = false;
+
     bool empty() const { return strided.empty() && units.empty(); }
     /// Whether a kernel appended now shares its launch's cost: with other copies, or behind
     /// work still running.
@@ -42,6 +46,7 @@ public:
     /// Where the batch ends now; rewind(mark) drops what was appended since (a failed operation's
     /// copies, which must not run once it has ended).
     Mark mark() const { return {strided.size(), units.size()}; }
+    bool grew_since(Mark m) const { return strided.size() > m.strided || units.size() > m.units; }
     void rewind(Mark m) {
         strided.resize(m.strided);
         units.resize(m.units);
@@ -49,6 +54,7 @@ public:
     void clear() {
         rewind({0, 0});
         holds.clear();
+        host_link = false;
     }
     /// Enqueues every copy on `stream` (the current device's) and empties the batch: up to
     /// kernels::kMaxBatch copies of a kind per launch, a lone copy as its own kernel.

@@ -703,10 +703,10 @@ TEST(RndvGpu, HostStagedWindowsShareALaunch) {
 }
 
 // While the receiver's stream still runs UCXDT_GPU_IN_FLIGHT launches (1 by default), the
-// unpacks of messages that arrive one progress call apart wait and then share one launch; with 0
-// each takes its own, as the messages come. A host function holds the stream busy until the
-// test opens it (or 20 s pass), so the count does not depend on the GPU's speed. Every byte
-// arrives.
+// host-staged unpacks of messages that arrive one progress call apart wait and then share one
+// launch; with 0 each takes its own, as the messages come. Pulls over CUDA IPC never wait. A host
+// function holds the stream busy until the test opens it (or 20 s pass), so the count does not
+// depend on the GPU's speed. Every byte arrives.
 TEST(RndvGpu, HostStagedUnpacksWaitForABusyStream) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
     const auto blocks = L::indexed({40, 7, 300}, {-60, 0, 19}, dbl);  // 2,776 bytes: one fragment
@@ -719,10 +719,11 @@ TEST(RndvGpu, HostStagedUnpacksWaitForABusyStream) {
                 std::this_thread::yield();
         }
     };
-    for (const char *in_flight : {"1", "2", "0"}) {
-        ScopedEnv env{{"UCXDT_CUDA_IPC", "n"}, {"UCXDT_GPU_IN_FLIGHT", in_flight}};
-        const uint64_t limit = static_cast<uint64_t>(in_flight[0] - '0');
-        const std::string what = std::string("UCXDT_GPU_IN_FLIGHT=") + in_flight;
+    const std::pair<const char *, const char *> settings[] = {{"n", "1"}, {"n", "2"}, {"n", "0"}, {"y", "1"}};
+    for (const auto &[ipc, in_flight] : settings) {
+        ScopedEnv env{{"UCXDT_CUDA_IPC", ipc}, {"UCXDT_GPU_IN_FLIGHT", in_flight}};
+        const uint64_t limit = ipc[0] == 'y' ? 0 : static_cast<uint64_t>(in_flight[0] - '0');
+        const std::string what = std::string("UCXDT_CUDA_IPC=") + ipc + " UCXDT_GPU_IN_FLIGHT=" + in_flight;
         Pair p{Config{1024, 16384, 2, 8}};
         ASSERT_EQ(p.error, "");
         for (int i = 0; i < 200; ++i) p.progress();
