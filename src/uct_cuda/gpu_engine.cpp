@@ -203,19 +203,23 @@ constexpr int64_t kSharedLaunchBytes = 64 << 10;
 
 enum class StridedKernel { tiles, transpose, runs };
 
+// host_link: the packed side is page-locked host memory. There the link, not the layout's
+// sectors, bounds the copy, and the tile kernel lost at every size measured up to 1 MiB
+// (performance-log.md, run 26).
 StridedKernel strided_kernel_for(const Plan &p, const char *layout, const char *packed, int64_t offset,
-                                 int64_t length, bool batched) {
+                                 int64_t length, bool batched, bool host_link) {
     static const bool tiles_off = std::getenv("UCXDT_GPU_NO_TILES") != nullptr;
-    if (tiles_off || (batched && length <= kSharedLaunchBytes)) return StridedKernel::runs;
+    if (tiles_off || host_link || (batched && length <= kSharedLaunchBytes)) return StridedKernel::runs;
     if (dense_short_runs(p)) return StridedKernel::tiles;
     if (transposed_pair(p, layout, packed, offset, offset + length)) return StridedKernel::transpose;
     return StridedKernel::runs;
 }
 
-// batch: the strided kernel's arguments go there instead (the tile and transpose kernels launch now).
-ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
-                              int64_t length, bool pack, cudaStream_t stream, LaunchBatch *batch = nullptr) {
-    switch (strided_kernel_for(p, layout, packed, offset, length, batch != nullptr)) {
+// k: strided_kernel_for's choice. batch: the strided kernel's arguments go there instead (the
+// tile and transpose kernels launch now).
+ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
+                              bool pack, cudaStream_t stream, StridedKernel k, LaunchBatch *batch = nullptr) {
+    switch (k) {
     case StridedKernel::tiles: return tile_kernel(p, layout, packed, offset, length, pack, stream);
     case StridedKernel::transpose: return transpose_kernel(p, layout, packed, offset, length, pack, stream);
     case StridedKernel::runs: break;
@@ -357,7 +361,7 @@ ucxdt_status_t copy_2d(const Plan &p, char *layout, char *packed, int64_t offset
 }  // namespace
 
 ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
-                                  int64_t length, bool pack, cudaStream_t stream) {
+                                  int64_t length, bool pack, cudaStream_t stream, bool host_link) {
     if (length == 0) return UCXDT_OK;
     if (p.cls == UCXDT_PLAN_CONTIGUOUS) {
         char *lay = at(layout, p.base + offset);
@@ -365,7 +369,8 @@ ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int
                                      static_cast<size_t>(length), cudaMemcpyDefault, stream),
                      "cudaMemcpyAsync");
     }
-    return strided_kernel(p, layout, packed, offset, length, pack, stream);
+    return strided_kernel(p, layout, packed, offset, length, pack, stream,
+                          strided_kernel_for(p, layout, packed, offset, length, false, host_link));
 }
 
 bool strided_pair(const Plan &from, const Plan &to) {
@@ -425,8 +430,9 @@ ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t
     // A kernel shares its launch only when it goes into the batch. Across the host link its fixed
     // cost is paid once a launch and overlaps running work: it counts as shared only when it is
     // (the first message on an idle stream pays it alone).
-    const bool joins = batch && (p.cls != UCXDT_PLAN_STRIDED ||
-                                 strided_kernel_for(p, layout, packed, offset, length, true) == StridedKernel::runs);
+    const StridedKernel kernel = p.cls != UCXDT_PLAN_STRIDED ? StridedKernel::runs
+        : strided_kernel_for(p, layout, packed, offset, length, batch != nullptr, where == Packed::host);
+    const bool joins = batch && kernel == StridedKernel::runs;
     const bool batched = joins && (where != Packed::host || batch->shares_launch());
     ucxdt_gpu_method_t method;
     if (ucxdt_status_t st = choose_method(p, device, where, &method, batched, pack)) return st;
@@ -434,7 +440,7 @@ ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t
     case UCXDT_GPU_METHOD_COPY_ENGINE:
         return launch_plan_kernel(p, layout, packed, offset, length, pack, stream);
     case UCXDT_GPU_METHOD_STRIDED_KERNEL:
-        return strided_kernel(p, layout, packed, offset, length, pack, stream, batch);
+        return strided_kernel(p, layout, packed, offset, length, pack, stream, kernel, batch);
     case UCXDT_GPU_METHOD_COPY_ENGINE_2D:
         return copy_2d(p, layout, packed, offset, length, pack, stream);
     case UCXDT_GPU_METHOD_UNIT_KERNEL:

@@ -47,8 +47,9 @@ ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &
 ucxdt_status_t copy_same_layout_async(const Plan &p, char *from_buf, char *to_buf, int device,
                                       cudaStream_t stream, LaunchBatch *batch = nullptr);
 
-/// The kernel path alone, for STRIDED and CONTIGUOUS plans (calibration, tests).
+/// The kernel path alone, for STRIDED and CONTIGUOUS plans (calibration, tests). host_link: the
+/// packed buffer is page-locked host memory, which takes the strided kernel, as transfer_async does.
 ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
-                                  int64_t length, bool pack, cudaStream_t stream);
+                                  int64_t length, bool pack, cudaStream_t stream, bool host_link = false);
 
 }  // namespace ucxdt::cuda

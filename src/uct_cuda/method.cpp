@@ -83,7 +83,7 @@ ucxdt_status_t calibrate_host(cudaStream_t stream, char *src, CopyCosts *c) {
     };
     auto kernel = [&](int64_t bytes, bool pack) {
         const Plan p = strided_plan(bytes / kNarrow, kNarrow, 2 * kNarrow);
-        return launch_plan_kernel(p, src, host, 0, bytes, pack, stream);
+        return launch_plan_kernel(p, src, host, 0, bytes, pack, stream, true);
     };
     CopyCosts::HostLink links[2];
     ucxdt_status_t st = UCXDT_OK;
