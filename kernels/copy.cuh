@@ -17,7 +17,9 @@ template <> struct VecOf<1> { using type = uint8_t; };
 
 /// Copies bytes [lo, hi) of a span whose byte i lives at src + i and goes to dst + i; the
 /// group's `lane` of `lanes` takes every lanes-th vector. src + lo, dst + lo and hi - lo must be
-/// multiples of V.
+/// multiples of V. Up to four loads are in flight before the first store, the last (partial)
+/// round included: a short run read across the host link waits one round trip, not one per
+/// vector (ncu, performance-log.md, run 26).
 template <int V>
 __device__ __forceinline__ void copy_vectors(char *__restrict__ dst, const char *__restrict__ src,
                                              int64_t lo, int64_t hi, int lane, int lanes) {
@@ -34,8 +36,15 @@ __device__ __forceinline__ void copy_vectors(char *__restrict__ dst, const char 
         *reinterpret_cast<Vec *>(dst + i + 2 * step) = c;
         *reinterpret_cast<Vec *>(dst + i + 3 * step) = d;
     }
-    for (; i < hi; i += step)
-        *reinterpret_cast<Vec *>(dst + i) = *reinterpret_cast<const Vec *>(src + i);
+    if (i < hi) {
+        Vec v[3];
+#pragma unroll
+        for (int k = 0; k < 3; ++k)
+            if (i + k * step < hi) v[k] = *reinterpret_cast<const Vec *>(src + i + k * step);
+#pragma unroll
+        for (int k = 0; k < 3; ++k)
+            if (i + k * step < hi) *reinterpret_cast<Vec *>(dst + i + k * step) = v[k];
+    }
 }
 
 template <int V>
