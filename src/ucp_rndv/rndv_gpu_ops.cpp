@@ -62,10 +62,15 @@ void Worker::launched(std::vector<GpuOp> &ops, cudaEvent_t event, ucxdt_status_t
     }
 }
 
+template <class Pred>
+void Worker::flush_launches_if(Pred &&launch_now) {
+    launching.flush_if([this](cuda::DeviceStaging *, std::vector<GpuOp> &ops, cudaEvent_t event,
+                              ucxdt_status_t st) { launched(ops, event, st); },
+                       std::forward<Pred>(launch_now));
+}
+
 void Worker::flush_launches(cuda::DeviceStaging *only) {
-    launching.flush([this](cuda::DeviceStaging *, std::vector<GpuOp> &ops, cudaEvent_t event,
-                           ucxdt_status_t st) { launched(ops, event, st); },
-                    only);
+    flush_launches_if([only](cuda::DeviceStaging *dev) { return !only || dev == only; });
 }
 
 void Worker::flush_idle_launches() {
@@ -85,9 +90,7 @@ void Worker::flush_idle_launches() {
         // Only while one of our operations awaits an event there, whose completion wakes this.
         return std::any_of(gpu_ops.begin(), gpu_ops.end(), [dev](const GpuOp &op) { return op.dev == dev && op.event; });
     };
-    launching.flush_if([this](cuda::DeviceStaging *, std::vector<GpuOp> &ops, cudaEvent_t event,
-                              ucxdt_status_t st) { launched(ops, event, st); },
-                       [&busy](cuda::DeviceStaging *dev) { return !busy(dev); });
+    flush_launches_if([&busy](cuda::DeviceStaging *dev) { return !busy(dev); });
 }
 
 void Worker::quiesce(cuda::DeviceStaging *dev) {

@@ -438,6 +438,9 @@ struct Worker {
     /// As flush_launches, but a stream with cfg.gpu_in_flight launches running keeps its kernels
     /// waiting for the next (progress).
     void flush_idle_launches();
+    /// As flush_launches, for the streams for which launch_now(dev) is true.
+    template <class Pred>
+    void flush_launches_if(Pred &&launch_now);
     /// gpu_ops takes the operations of one launch, `event` behind them (flush_launches).
     void launched(std::vector<GpuOp> &ops, cudaEvent_t event, ucxdt_status_t st);
     /// Ends every GPU operation on dev's stream: what is batched is launched, then waited for.
