@@ -16,8 +16,8 @@ namespace {
 // Reads no global byte outside [g, g + n). Returns the shared address of g's byte. ASYNC: the
 // vectors move by asynchronous copies (cp.async), all of a thread's in flight at once and
 // without registers, where a load and a store per vector wait out the memory's latency each
-// time. That packed byte-unit tiles (struct) 16% faster and 12-byte runs 4-5% slower, whose
-// kernels were at 0.94 of the DRAM bound (performance-log.md, run 27).
+// time. Byte-unit packs (struct) ran 16% faster so; 12-byte runs, already at 0.94 of the DRAM
+// bound, and unpacks ran up to 5% slower, and keep plain loads (performance-log.md, run 27).
 template <bool ASYNC>
 __device__ __forceinline__ unsigned char *load_shared(uint4 *s, const char *g, int64_t n) {
     const uintptr_t mis = reinterpret_cast<uintptr_t>(g) & 15;
@@ -69,8 +69,8 @@ __device__ __forceinline__ void gather_bytes(char *g, int64_t n, const unsigned 
 }
 
 // The layout position of packed bytes q, q + step, q + 2 step, ... (each in the run q / len
-// at byte q mod len): one division to start, then additions. A division per unit was most of
-// the unpack's instructions for byte units.
+// at byte q mod len): one division to start, then additions, where a division per unit cost
+// struct's unpack 4-5% (performance-log.md, run 27).
 struct RunCursor {
     int64_t at, within;  // the layout position of the current packed byte, and its byte in its run
     int64_t len, wrap;   // wrap: from the end of a run to the start of the next
