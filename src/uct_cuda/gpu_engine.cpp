@@ -204,12 +204,22 @@ constexpr int64_t kSharedLaunchBytes = 64 << 10;
 enum class StridedKernel { tiles, transpose, runs };
 
 // host_link: the packed side is page-locked host memory. There the link, not the layout's
-// sectors, bounds the copy, and the tile kernel lost at every size measured up to 1 MiB
-// (performance-log.md, run 26).
+// sectors, bounds the copy, and the tile kernel lost at every size measured up to 1 MiB for
+// runs the strided kernel moves 8 or 16 bytes at a time (performance-log.md, run 26). Runs
+// only 1, 2 or 4 bytes wide at a time (struct's 17, SPECFEM3D's 12) crossed the link in as
+// many narrow writes and took 35-40 us a message (run 27): those take the tile kernel, whose
+// packed side moves in 16-byte vectors.
 StridedKernel strided_kernel_for(const Plan &p, const char *layout, const char *packed, int64_t offset,
                                  int64_t length, bool batched, bool host_link) {
     static const bool tiles_off = std::getenv("UCXDT_GPU_NO_TILES") != nullptr;
-    if (tiles_off || host_link || (batched && length <= kSharedLaunchBytes)) return StridedKernel::runs;
+    if (tiles_off) return StridedKernel::runs;
+    if (host_link)
+        return dense_short_runs(p) && widest_dividing({p.block_len, p.dims[0].stride, p.base, offset, offset + length,
+                                                        reinterpret_cast<intptr_t>(layout),
+                                                        reinterpret_cast<intptr_t>(packed)}) < 8
+                   ? StridedKernel::tiles
+                   : StridedKernel::runs;
+    if (batched && length <= kSharedLaunchBytes) return StridedKernel::runs;
     if (dense_short_runs(p)) return StridedKernel::tiles;
     if (transposed_pair(p, layout, packed, offset, offset + length)) return StridedKernel::transpose;
     return StridedKernel::runs;
