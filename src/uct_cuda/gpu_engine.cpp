@@ -208,7 +208,8 @@ enum class StridedKernel { tiles, transpose, runs };
 // runs the strided kernel moves 8 or 16 bytes at a time (performance-log.md, run 26). Runs
 // only 1, 2 or 4 bytes wide at a time (struct's 17, SPECFEM3D's 12) crossed the link in as
 // many narrow writes and took 35-40 us a message (run 27): those take the tile kernel, whose
-// packed side moves in 16-byte vectors.
+// packed side moves in 16-byte vectors. It launches alone, so the method model charges it its
+// whole fixed cost and may find the 2-D copy cheaper (choose_method).
 StridedKernel strided_kernel_for(const Plan &p, const char *layout, const char *packed, int64_t offset,
                                  int64_t length, bool batched, bool host_link) {
     static const bool tiles_off = std::getenv("UCXDT_GPU_NO_TILES") != nullptr;

@@ -48,7 +48,8 @@ ucxdt_status_t copy_same_layout_async(const Plan &p, char *from_buf, char *to_bu
                                       cudaStream_t stream, LaunchBatch *batch = nullptr);
 
 /// The kernel path alone, for STRIDED and CONTIGUOUS plans (calibration, tests). host_link: the
-/// packed buffer is page-locked host memory, which takes the strided kernel, as transfer_async does.
+/// packed buffer is page-locked host memory, where the kernel is chosen as transfer_async chooses
+/// it (the strided kernel, or the tile kernel for dense runs it would move 1-4 bytes at a time).
 ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
                                   int64_t length, bool pack, cudaStream_t stream, bool host_link = false);
 
