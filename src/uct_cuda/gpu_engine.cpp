@@ -82,6 +82,13 @@ bool dense_short_runs(const Plan &p) {
     return len < 64 && s >= len && s <= 4 * len && s <= 256;
 }
 
+// The widest access dividing every run start and length of a one-dim window [offset, end)
+// and both buffers: the tile kernel's unit, and what sends short runs to it over the host link.
+int tile_width(const Plan &p, const char *layout, const char *packed, int64_t offset, int64_t end) {
+    return widest_dividing({p.block_len, p.dims[0].stride, p.base, offset, end, reinterpret_cast<intptr_t>(layout),
+                            reinterpret_cast<intptr_t>(packed)});
+}
+
 constexpr int64_t kTileBytes = 12 << 10;  // shared memory per block for a tile's span
 constexpr int64_t kMinTiles = 512;         // about four per multiprocessor of an H100
 
@@ -102,8 +109,7 @@ ucxdt_status_t tile_kernel(const Plan &p, char *layout, char *packed, int64_t of
     // multiprocessor a few when the window is small.
     const int64_t max_runs = (kTileBytes - p.block_len) / a.stride + 1;
     a.runs_per_tile = std::clamp<int64_t>(a.runs / kMinTiles, 32, max_runs);
-    const int u = widest_dividing({p.block_len, a.stride, p.base, offset, a.end,
-                                   reinterpret_cast<intptr_t>(layout), reinterpret_cast<intptr_t>(packed)});
+    const int u = tile_width(p, layout, packed, offset, a.end);
     a.unit = u >= 8 ? 8 : u >= 4 ? 4 : 1;
     a.pack = pack;
     return check(kernels::launch_tiles(a, stream), "tile pack kernel launch");
@@ -215,9 +221,7 @@ StridedKernel strided_kernel_for(const Plan &p, const char *layout, const char *
     static const bool tiles_off = std::getenv("UCXDT_GPU_NO_TILES") != nullptr;
     if (tiles_off) return StridedKernel::runs;
     if (host_link)
-        return dense_short_runs(p) && widest_dividing({p.block_len, p.dims[0].stride, p.base, offset, offset + length,
-                                                        reinterpret_cast<intptr_t>(layout),
-                                                        reinterpret_cast<intptr_t>(packed)}) < 8
+        return dense_short_runs(p) && tile_width(p, layout, packed, offset, offset + length) < 8
                    ? StridedKernel::tiles
                    : StridedKernel::runs;
     if (batched && length <= kSharedLaunchBytes) return StridedKernel::runs;
