@@ -151,8 +151,9 @@ ucxdt_status_t transpose_kernel(const Plan &p, char *layout, char *packed, int64
 // The strided kernel's arguments for packed bytes [lo, hi) of one index of p's leading dims
 // [0, first), whose runs start at `base`; `pk` holds those packed bytes, or, with `second`
 // (a strided plan of the same runs, all of its dims), is the buffer of that second layout.
+// host_link: pk is page-locked host memory.
 kernels::StridedArgs strided_args(const Plan &p, char *layout, char *pk, int64_t base, size_t first, int64_t lo,
-                                  int64_t hi, bool pack, const Plan *second = nullptr) {
+                                  int64_t hi, bool pack, bool host_link = false, const Plan *second = nullptr) {
     kernels::StridedArgs a;
     a.layout = layout;
     a.packed = pk;
@@ -174,10 +175,14 @@ kernels::StridedArgs strided_args(const Plan &p, char *layout, char *pk, int64_t
     // Long misaligned runs do better finding their alignment per piece than bytewise.
     a.vec = (v < 4 && p.block_len >= 64) ? 0 : v;
     // A lane takes at least 32 bytes (4 accesses) of a run, so short runs get one thread
-    // each (several in flight, kernels/strided_kernel.cu) and long runs up to a warp.
+    // each (several in flight, kernels/strided_kernel.cu) and long runs up to a warp. Across
+    // the host link a run gets a lane per access instead: a warp's accesses to the packed side
+    // are then contiguous, where a lane per 64-byte run made each of them a transfer of its own
+    // (performance-log.md, run 28).
     const int64_t per_lane = a.vec ? a.vec : 16;
     const int64_t lane_bytes = std::max<int64_t>(4 * per_lane, 32);
-    while (a.lanes_log2 < 5 && (lane_bytes << a.lanes_log2) < p.block_len) ++a.lanes_log2;
+    const int64_t group_bytes = host_link ? per_lane : lane_bytes;
+    while (a.lanes_log2 < 5 && (group_bytes << a.lanes_log2) < p.block_len) ++a.lanes_log2;
     const int64_t max_piece = (lane_bytes << a.lanes_log2) * 2;
     a.piece = std::min(p.block_len, max_piece);
     const int64_t r0 = lo / p.block_len, r1 = (hi - 1) / p.block_len;
@@ -230,10 +235,11 @@ StridedKernel strided_kernel_for(const Plan &p, const char *layout, const char *
     return StridedKernel::runs;
 }
 
-// k: strided_kernel_for's choice. batch: the strided kernel's arguments go there instead (the
-// tile and transpose kernels launch now).
+// k: strided_kernel_for's choice. host_link: as strided_args'. batch: the strided kernel's
+// arguments go there instead (the tile and transpose kernels launch now).
 ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
-                              bool pack, cudaStream_t stream, StridedKernel k, LaunchBatch *batch = nullptr) {
+                              bool pack, cudaStream_t stream, StridedKernel k, bool host_link,
+                              LaunchBatch *batch = nullptr) {
     switch (k) {
     case StridedKernel::tiles: return tile_kernel(p, layout, packed, offset, length, pack, stream);
     case StridedKernel::transpose: return transpose_kernel(p, layout, packed, offset, length, pack, stream);
@@ -241,7 +247,7 @@ ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t
     }
     return split_dims(p, offset, offset + length, packed,
                       [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
-        const kernels::StridedArgs a = strided_args(p, layout, pk, base, first, lo, hi, pack);
+        const kernels::StridedArgs a = strided_args(p, layout, pk, base, first, lo, hi, pack, host_link);
         if (batch) return batch->strided.push_back(a), UCXDT_OK;
         return check(kernels::launch_strided(a, stream), "strided pack kernel launch");
     });
@@ -385,7 +391,7 @@ ucxdt_status_t launch_plan_kernel(const Plan &p, char *layout, char *packed, int
                      "cudaMemcpyAsync");
     }
     return strided_kernel(p, layout, packed, offset, length, pack, stream,
-                          strided_kernel_for(p, layout, packed, offset, length, false, host_link));
+                          strided_kernel_for(p, layout, packed, offset, length, false, host_link), host_link);
 }
 
 bool strided_pair(const Plan &from, const Plan &to) {
@@ -414,7 +420,7 @@ ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &
                          "cudaMemcpy2DAsync (layout to layout)");
     }
     // The strided kernel, "packing" into the second layout: run i of `from` goes to run i of `to`.
-    const kernels::StridedArgs a = strided_args(from, from_buf, to_buf, from.base, 0, 0, from.packed_size, true, &to);
+    const kernels::StridedArgs a = strided_args(from, from_buf, to_buf, from.base, 0, 0, from.packed_size, true, false, &to);
     if (batch) return batch->strided.push_back(a), UCXDT_OK;
     return check(kernels::launch_strided(a, stream), "strided layout-to-layout kernel launch");
 }
@@ -455,7 +461,7 @@ ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t
     case UCXDT_GPU_METHOD_COPY_ENGINE:
         return launch_plan_kernel(p, layout, packed, offset, length, pack, stream);
     case UCXDT_GPU_METHOD_STRIDED_KERNEL:
-        return strided_kernel(p, layout, packed, offset, length, pack, stream, kernel, batch);
+        return strided_kernel(p, layout, packed, offset, length, pack, stream, kernel, where == Packed::host, batch);
     case UCXDT_GPU_METHOD_COPY_ENGINE_2D:
         return copy_2d(p, layout, packed, offset, length, pack, stream);
     case UCXDT_GPU_METHOD_UNIT_KERNEL:

@@ -40,6 +40,12 @@ TEST_P(GpuMemory, PackUnpackRanges) {
         {L::contiguous(300, L::named(UCXDT_INT32)), 2},                          // contiguous
         {L::vector(50, 3, 7, dbl), 2},                                           // 1 strided level
         {L::vector(6000, 1, 2, dbl), 1},  // rows too many for a 2-D copy across the host link
+        // Runs of several vectors, which a group of lanes shares across the host link: 64 B
+        // every 512, 100 B (4-byte accesses), 67 B (no common alignment), 1 KiB.
+        {L::vector(300, 8, 64, dbl), 1},
+        {L::vector(70, 25, 33, flt), 2},
+        {L::vector(90, 67, 80, L::named(UCXDT_BYTE)), 1},
+        {L::vector(20, 128, 130, dbl), 1},
         {L::subarray({6, 7, 8}, {3, 4, 5}, {1, 2, 3}, UCXDT_ORDER_C, flt), 2},   // 2 levels
         {L::indexed({5, 100, 37, 1, 64}, {0, 7, 200, 150, 400}, dbl), 3},        // block list
         {L::indexed({3, 17, 40, 9}, {0, 5, 30, 80}, dbl), 40},  // a block list, an outer index per element
