@@ -53,6 +53,10 @@ bool shape_fits(const Plan &p) {
     return p.cls == UCXDT_PLAN_STRIDED && p.dims.size() <= static_cast<size_t>(StridedShape::kMaxDims);
 }
 
+// The sender offers its runs to be copied one by one across the link (a pull, or the sender's
+// copy into the receiver's layout) only where that beats the fragment pipeline.
+bool offers_runs(const Plan &p) { return shape_fits(p) && cuda::runs_cross_peer_link(p); }
+
 // The receiver's layout that an RTR's shape describes, with its first run at displacement 0;
 // false when the shape is malformed (its runs and bytes do not multiply out).
 bool plan_of(const StridedShape &s, Plan *out) {
@@ -158,7 +162,7 @@ ucxdt_status_t Worker::peer_reach(const Request *r, int64_t lo, int64_t hi) {
 bool Worker::offers_pull(const Request *r) const {
     if (r->gpu < 0 || r->dense || !r->ep->peer_known || !ipc_peer(r->ep->peer) || r->packed > cfg.ipc_pull) return false;
     const Plan &p = *r->plan;
-    return (cfg.ipc_strided && shape_fits(p)) ||
+    return (cfg.ipc_strided && offers_runs(p)) ||
            (cfg.ipc_same_layout && p.cls == UCXDT_PLAN_BLOCK_LIST && p.layout_hash != 0);
 }
 
@@ -173,7 +177,7 @@ bool Worker::send_start_ipc(Request *r) {
         if (gpu(r->gpu, &r->dev) || r->dev->allocate()) return clear_error(), false;
         ref = r->dev->ref();
         h.frag = ipc_frag(r);
-        h.run_len = cfg.ipc_strided && shape_fits(*r->plan) ? r->plan->block_len : 0;
+        h.run_len = cfg.ipc_strided && offers_runs(*r->plan) ? r->plan->block_len : 0;
         h.layout_hash = cfg.ipc_same_layout && r->plan->cls == UCXDT_PLAN_BLOCK_LIST ? r->plan->layout_hash : 0;
     }
     // A small strided message offers the receiver its runs to copy itself (pull), and a small

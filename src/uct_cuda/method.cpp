@@ -242,11 +242,10 @@ ucxdt_status_t choose_method(const Plan &p, int device, Packed where, ucxdt_gpu_
         // by copy engine; of 64-byte rows at 114 and 156). Each outer index past the first
         // costs one more call (about 2 us of enqueueing on the CPU); the first is paid either
         // way, a kernel launch costing as much as a copy's (3.4 and 1.6 us there).
-        constexpr double kFastestLinkBytesPerS = 450e9;
         const double rows = static_cast<double>(p.dims.back().count) * static_cast<double>(calls);
         const double first_call = batched ? kCallSeconds : 0;
         if (first_call + rows * c.row_seconds + static_cast<double>(calls - 1) * kCallSeconds <
-            bytes / kFastestLinkBytesPerS)
+            bytes / kFastestPeerLinkBytesPerS)
             *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
         return UCXDT_OK;
     }

@@ -45,4 +45,24 @@ ucxdt_status_t device_costs(int device, CopyCosts *out);
 ucxdt_status_t choose_method(const Plan &p, int device, Packed where, ucxdt_gpu_method_t *method,
                              bool batched = false, bool pack = true);
 
+/// The fastest peer link known, NVLink 4 at 450 GB/s one way, in bytes a second.
+inline constexpr double kFastestPeerLinkBytesPerS = 450e9;
+
+/// Whether a strided plan p's runs should cross a peer link one by one (a kernel reading or
+/// writing the other GPU's layout, run by run) rather than be packed, copied contiguously and
+/// unpacked (the fragment pipeline). Short runs cost the link a transaction each, so many of
+/// them lose to the pipeline's fixed cost. Other plan classes: true (not judged). Pure.
+inline bool runs_cross_peer_link(const Plan &p) {
+    // Two H100s over NVLink, windows of 32 (performance-log.md, run 28): a batched kernel moved
+    // 5.3-7.1 G runs/s of 8- and 16-byte runs across the link, so 65,536 runs of 8 B took
+    // 10.4-12.6 us a message and 262,144 took 44 us, where packing, one contiguous copy and
+    // unpacking took 7.3-12 us and 9.3-12 us; 32,768 runs of 16 B (fft2_scatter) ran at 1.0-1.5
+    // of UCP's contiguous rate run by run. The pipeline costs the link time of its bytes and
+    // about 4 us more a message.
+    constexpr double kRunSeconds = 0.15e-9, kPipelineSeconds = 4e-6;
+    if (p.cls != UCXDT_PLAN_STRIDED || p.block_len <= 0) return true;
+    const double runs = static_cast<double>(p.packed_size / p.block_len);
+    return runs * kRunSeconds <= static_cast<double>(p.packed_size) / kFastestPeerLinkBytesPerS + kPipelineSeconds;
+}
+
 }  // namespace ucxdt::cuda

@@ -10,6 +10,7 @@
 #include "support/ucp_pair.hpp"
 #include "ucp_rndv/frag_model.hpp"
 #include "ucp_rndv/rndv_worker.hpp"  // to tell which path a GPU transfer took
+#include "uct_cuda/method.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
 
@@ -563,6 +564,25 @@ TEST(RndvGpu, StridedIntoStridedRunByRun) {
         EXPECT_EQ(ipc_staged(p.w[1]), std::string(on) == "n") << "the receiver's device staging, UCXDT_IPC_STRIDED_COPY=" << on;
         EXPECT_EQ(internals(p.w[1]).ipc_pulls, pulls) << "receives that pulled, UCXDT_IPC_PULL_SIZE=" << pull;
     }
+}
+
+// Strided messages of very many short runs go through the receiver's device slots (pack, one
+// copy, unpack) instead of run by run across the link, even below UCXDT_IPC_PULL_SIZE; the same
+// runs in a smaller message are still pulled. Only the receive layouts' bytes change.
+TEST(RndvGpu, ManyShortRunsTakeThePipeline) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    const auto many = L::vector(65536, 1, 2, dbl), into = L::vector(65536, 1, 3, dbl);  // 512 KiB of 8 B runs
+    const auto few = L::vector(2048, 1, 2, dbl), few_into = L::vector(2048, 1, 3, dbl);
+    ScopedEnv env{{"UCXDT_IPC_STRIDED_COPY", "y"}, {"UCXDT_IPC_PULL_SIZE", "1073741824"}, {"UCXDT_CUDA_IPC", "y"}};
+    Pair p{Config{1024, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    EXPECT_EQ(run_case(p, many, into, 1, 0x5c0, false, Mem::cuda, Mem::cuda), "");
+    EXPECT_EQ(run_case(p, many, L::contiguous(65536, dbl), 1, 0x5c1, false, Mem::cuda, Mem::cuda), "");
+    EXPECT_EQ(internals(p.w[1]).ipc_pulls, 0u) << "receives that pulled 65,536 runs";
+    EXPECT_TRUE(ipc_staged(p.w[1])) << "the receiver's device slots";
+    EXPECT_EQ(run_case(p, few, few_into, 1, 0x5c2, false, Mem::cuda, Mem::cuda), "");
+    EXPECT_EQ(internals(p.w[1]).ipc_pulls, 1u) << "receives that pulled 2,048 runs";
 }
 
 // Below the eager threshold, a GPU message that an IPC peer could pull takes the rendezvous and
@@ -1220,6 +1240,34 @@ TEST(RndvWorker, CreateRejectsMissingFields) {
 
 TEST(RndvWorker, SendRejectsBadArguments) {
     Pair &p = shared_pair();
+// Runs one by one across a peer link, or the fragment pipeline: the crossover lies between
+// the table-i layouts that measured each way (uct_cuda/method.cpp).
+TEST(RndvFragModel, ManyShortRunsLeaveThePeerLink) {
+    auto strided = [](int64_t runs, int64_t len) {
+        ucxdt::Plan p;
+        p.cls = UCXDT_PLAN_STRIDED;
+        p.block_len = p.unit_size = len;
+        p.packed_size = runs * len;
+        p.num_blocks = runs;
+        p.dims = {{runs, 2 * len}};
+        return p;
+    };
+    using ucxdt::cuda::runs_cross_peer_link;
+    EXPECT_TRUE(runs_cross_peer_link(strided(512, 8)));       // nas_mg_y 34^3, 4 KiB
+    EXPECT_TRUE(runs_cross_peer_link(strided(7600, 12)));     // specfem3d_mt_send
+    EXPECT_TRUE(runs_cross_peer_link(strided(32768, 16)));    // fft2_scatter N = 256
+    EXPECT_TRUE(runs_cross_peer_link(strided(100, 32768)));   // 32 KiB rows
+    EXPECT_FALSE(runs_cross_peer_link(strided(65536, 8)));    // nas_mg_x 514 x 258^2, transpose N = 256
+    EXPECT_FALSE(runs_cross_peer_link(strided(262144, 8)));   // 8 B every 64 B, 2 MiB
+    // The same runs, wider: the link's time on the bytes grows, the pipeline's with it.
+    EXPECT_TRUE(runs_cross_peer_link(strided(65536, 4096)));
+    ucxdt::Plan list;
+    list.cls = UCXDT_PLAN_BLOCK_LIST;
+    list.block_len = 8;
+    list.packed_size = 8 << 20;
+    EXPECT_TRUE(runs_cross_peer_link(list)) << "only strided plans are judged";
+}
+
     ASSERT_EQ(p.error, "");
     ucxdt_type_t t = UCXDT_TYPE_NULL;
     ASSERT_EQ(ucxdt_type_contiguous(4, ucxdt_type_primitive(UCXDT_INT32), &t), UCXDT_OK);
