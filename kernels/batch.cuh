@@ -1,5 +1,6 @@
-// The host loop of the batched launches (launch_strided_batch, launch_units_batch): copies
-// batch_rows() to a launch, row y of the grid copying the y-th, the grid sized for the largest.
+// The host loop of the batched launches (launch_strided_batch, launch_units_batch,
+// launch_point_batch): copies batch_rows() to a launch, row y of the grid copying the y-th, the
+// grid sized for the largest.
 #pragma once
 
 #include "pack_kernels.hpp"
@@ -8,6 +9,13 @@
 #include <cstdint>
 
 namespace ucxdt::kernels {
+
+/// Threads a copy's launch would take on its own.
+inline uint64_t threads_of(const StridedArgs &a) { return a.items << a.lanes_log2; }
+inline uint64_t threads_of(const UnitArgs &a) { return a.items << a.lanes_log2; }
+inline uint64_t threads_of(const PointArgs &a) {
+    return a.end > a.offset ? static_cast<uint64_t>(a.end - a.offset) / static_cast<uint64_t>(a.vec) : 0;
+}
 
 /// Launches args[0, n) through launch(batch, rows, grid, block), a Batch (a struct holding
 /// `Args a[kMaxBatch]`) of up to batch_rows() copies each time; batches without work are skipped.
@@ -20,7 +28,7 @@ cudaError_t launch_in_batches(const Args *args, int n, Launch &&launch) {
         uint64_t threads = 0;
         for (int i = 0; i < rows; ++i) {
             b.a[i] = args[first + i];
-            threads = std::max(threads, b.a[i].items << b.a[i].lanes_log2);
+            threads = std::max(threads, threads_of(b.a[i]));
         }
         if (threads == 0) continue;
         if (const cudaError_t e = launch(b, rows, batch_grid(threads, kBlock, rows), dim3(kBlock)); e != cudaSuccess)

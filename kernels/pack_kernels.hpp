@@ -139,7 +139,7 @@ struct PointArgs {
     Dims dims;
     const TreeNode *nodes = nullptr;     // device memory
     const TreeEntry *entries = nullptr;  // device memory
-    int num_nodes = 0;
+    int num_nodes = 0, num_entries = 0;
     FastDiv unit_size;                   // packed bytes per outer index (the tree's size)
     int64_t offset = 0, end = 0;
     int vec = 1;
@@ -148,6 +148,9 @@ struct PointArgs {
 };
 
 cudaError_t launch_point(const PointArgs &args, cudaStream_t stream);
+/// `n` copies of launch_point (mixed directions, with or without a twin), batch_rows() to a
+/// launch, as launch_strided_batch.
+cudaError_t launch_point_batch(const PointArgs *args, int n, cudaStream_t stream);
 
 }  // namespace ucxdt::kernels
 

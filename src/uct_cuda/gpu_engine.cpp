@@ -314,12 +314,14 @@ ucxdt_status_t unit_kernel(const Plan &p, char *layout, char *packed, int64_t of
                        batch ? &batch->units : nullptr);
 }
 
+// twin, batch: as unit_kernel's.
 ucxdt_status_t point_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
                             int64_t length, bool pack, int device, cudaStream_t stream,
-                            char *twin = nullptr) {
+                            char *twin = nullptr, LaunchBatch *batch = nullptr) {
     std::shared_ptr<const DeviceTree> tree;
     if (ucxdt_status_t st = device_tree(p, device, &tree)) return st;
     hold_for_graphs(stream, tree);
+    if (batch) batch->holds.push_back(tree);
     return split_dims(p, offset, offset + length, packed,
                       [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
         kernels::PointArgs a;
@@ -330,6 +332,7 @@ ucxdt_status_t point_kernel(const Plan &p, char *layout, char *packed, int64_t o
         a.nodes = tree->nodes;
         a.entries = tree->entries;
         a.num_nodes = tree->num_nodes;
+        a.num_entries = tree->num_entries;
         a.unit_size = kernels::FastDiv(static_cast<uint64_t>(p.unit_size));
         a.offset = lo;
         a.end = hi;
@@ -339,6 +342,7 @@ ucxdt_status_t point_kernel(const Plan &p, char *layout, char *packed, int64_t o
                                    reinterpret_cast<intptr_t>(twin ? twin : pk)});
         for (int k = 0; k < a.dims.n; ++k) vec = std::min(vec, widest_dividing({a.dims.stride[k]}));
         a.vec = vec;
+        if (batch) return batch->points.push_back(a), UCXDT_OK;
         return check(kernels::launch_point(a, stream), "point-based pack kernel launch");
     });
 }
@@ -435,7 +439,7 @@ ucxdt_status_t copy_same_layout_async(const Plan &p, char *from_buf, char *to_bu
     // The whole packed stream as one window, every byte to its own displacement from to_buf
     // (which also stands, unused, for the packed buffer).
     if (method == UCXDT_GPU_METHOD_POINT_KERNEL)
-        return point_kernel(p, from_buf, to_buf, 0, p.packed_size, true, device, stream, to_buf);
+        return point_kernel(p, from_buf, to_buf, 0, p.packed_size, true, device, stream, to_buf, batch);
     return unit_kernel(p, from_buf, to_buf, 0, p.packed_size, true, device, stream, to_buf, batch);
 }
 
@@ -467,7 +471,7 @@ ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t
     case UCXDT_GPU_METHOD_UNIT_KERNEL:
         return unit_kernel(p, layout, packed, offset, length, pack, device, stream, nullptr, batch);
     case UCXDT_GPU_METHOD_POINT_KERNEL:
-        return point_kernel(p, layout, packed, offset, length, pack, device, stream);
+        return point_kernel(p, layout, packed, offset, length, pack, device, stream, nullptr, batch);
     }
     return UCXDT_OK;
 }

@@ -11,6 +11,9 @@ ucxdt_status_t LaunchBatch::launch(cudaStream_t stream) {
     if (e == cudaSuccess && units.size() == 1) e = kernels::launch_units(units[0], stream);
     else if (e == cudaSuccess && !units.empty())
         e = kernels::launch_units_batch(units.data(), static_cast<int>(units.size()), stream);
+    if (e == cudaSuccess && points.size() == 1) e = kernels::launch_point(points[0], stream);
+    else if (e == cudaSuccess && !points.empty())
+        e = kernels::launch_point_batch(points.data(), static_cast<int>(points.size()), stream);
     clear();
     return check(e, "batched copy kernel launch");
 }

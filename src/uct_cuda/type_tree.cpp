@@ -81,10 +81,11 @@ ucxdt_status_t device_tree(const Plan &p, int device, std::shared_ptr<const Devi
     }
     Flattener f;
     f.add(p.unit_node);
-    if (f.nodes.size() > INT32_MAX) return fail(UCXDT_ERR_UNSUPPORTED, "layout tree too large");
+    if (f.nodes.size() > INT32_MAX || f.entries.size() > INT32_MAX) return fail(UCXDT_ERR_UNSUPPORTED, "layout tree too large");
     auto tree = std::make_shared<DeviceTree>();
     tree->device_id = device;
     tree->num_nodes = static_cast<int>(f.nodes.size());
+    tree->num_entries = static_cast<int>(f.entries.size());
     tree->align = f.align;
     const size_t node_bytes = f.nodes.size() * sizeof(kernels::TreeNode);
     const size_t entry_bytes = std::max<size_t>(1, f.entries.size()) * sizeof(kernels::TreeEntry);

@@ -17,7 +17,7 @@ namespace ucxdt::cuda {
 struct DeviceTree : DeviceObject {
     kernels::TreeNode *nodes = nullptr;      // on device_id
     kernels::TreeEntry *entries = nullptr;   // on device_id
-    int num_nodes = 0;
+    int num_nodes = 0, num_entries = 0;
     int64_t align = 0;  // gcd of every block length, displacement and stride of the tree
     int device_id = -1;
     ~DeviceTree() override;

@@ -607,6 +607,14 @@ TEST(RndvGpu, PullableMessagesSkipEager) {
     }
 }
 
+// 300 single int32s at irregular gaps of 2 and 4 ints: a block list whose unit list outweighs
+// its 1,200 bytes of data, so the point kernel moves it (uct_cuda/method.cpp).
+L::TypeDescPtr scattered_ints() {
+    std::vector<int64_t> displacements;
+    for (int64_t i = 0; i < 300; ++i) displacements.push_back(3 * i + i % 2);
+    return L::indexed_block(1, displacements, L::named(UCXDT_INT32));
+}
+
 // Sends n messages, kinds[i % size] (send type, receive type), from GPU memory before their
 // receives are posted, so that one progress call matches several, and checks that each
 // arrives whole and that only the receive layouts' bytes change.
@@ -661,11 +669,11 @@ void expect_shared_events(const ucxdt::rndv::Worker &w, const char *batch, const
 
 // A window of messages that the receiver pulls: their copies share an event, and the strided
 // ones a kernel launch (UCXDT_GPU_BATCH), whatever their run lengths, alignments and receive
-// layouts (strided, two-level, contiguous, a block list into the same).
+// layouts (strided, two-level, contiguous, a block list into the same, of long or tiny runs).
 TEST(RndvGpu, PulledWindowsShareALaunch) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
     const auto i32 = L::named(UCXDT_INT32), byte = L::named(UCXDT_BYTE);
-    // Cycled over the window; packed bytes 4,000, 36,000, 7,000, 18,560, 36,000, 2,776.
+    // Cycled over the window; packed bytes 4,000, 36,000, 7,000, 18,560, 36,000, 2,776, 1,200.
     const std::vector<std::pair<L::TypeDescPtr, L::TypeDescPtr>> kinds = {
         {L::vector(500, 1, 3, dbl), L::vector(500, 1, 2, dbl)},
         {L::vector(3000, 3, 5, i32), L::vector(3000, 3, 4, i32)},
@@ -673,8 +681,9 @@ TEST(RndvGpu, PulledWindowsShareALaunch) {
         {L::vector(580, 4, 6, dbl), L::subarray({20, 30, 8}, {20, 29, 4}, {0, 1, 2}, UCXDT_ORDER_C, dbl)},
         {L::vector(3000, 3, 5, i32), L::contiguous(9000, i32)},
         {L::indexed({40, 7, 300}, {-60, 0, 19}, dbl), L::indexed({40, 7, 300}, {-60, 0, 19}, dbl)},  // a block list
+        {scattered_ints(), scattered_ints()},  // a block list of tiny runs into the same
     };
-    constexpr int n = 36;
+    constexpr int n = 42;
     for (const char *batch : {"8", "1"}) {
         ScopedEnv env{{"UCXDT_GPU_BATCH", batch}, {"UCXDT_CUDA_IPC", "y"}};
         Pair p{Config{1024, 16384, 2, 8}};
@@ -692,12 +701,13 @@ TEST(RndvGpu, PulledWindowsShareALaunch) {
 // Host staging of a window of small GPU messages: the senders' packs and the receivers'
 // unpacks (eager, and fragments of the rendezvous, read in place or landed in the receiver's
 // slots) share launches and events, in every direction and kernel kind at once (strided packs,
-// strided unpacks, work-unit packs and unpacks of a block list), and all arrive whole.
+// strided unpacks, work-unit and point-kernel packs and unpacks of block lists), and all arrive
+// whole.
 TEST(RndvGpu, HostStagedWindowsShareALaunch) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
     const auto i32 = L::named(UCXDT_INT32), byte = L::named(UCXDT_BYTE);
     // Packed bytes 800 (eager), 36,000 (three fragments), 7,000, 4,000 into a contiguous receive,
-    // 2,776 (a block list), 32,800 (a block list into a vector, three fragments).
+    // 2,776 (a block list), 32,800 (a block list into a vector, three fragments), 1,200 (tiny runs).
     const std::vector<std::pair<L::TypeDescPtr, L::TypeDescPtr>> kinds = {
         {L::vector(100, 1, 3, dbl), L::vector(100, 1, 2, dbl)},
         {L::vector(3000, 3, 5, i32), L::vector(3000, 3, 4, i32)},
@@ -705,8 +715,9 @@ TEST(RndvGpu, HostStagedWindowsShareALaunch) {
         {L::vector(500, 1, 3, dbl), L::contiguous(500, dbl)},
         {L::indexed({40, 7, 300}, {-60, 0, 19}, dbl), L::indexed({40, 7, 300}, {-60, 0, 19}, dbl)},
         {L::indexed({1000, 2800, 4400}, {0, 2000, 6000}, i32), L::vector(8200, 1, 2, i32)},
+        {scattered_ints(), scattered_ints()},  // point kernels both ways
     };
-    constexpr int n = 30;
+    constexpr int n = 35;
     for (const char *shm : {"y", "n"}) {
         for (const char *batch : {"8", "1"}) {
             ScopedEnv env{{"UCXDT_GPU_BATCH", batch}, {"UCXDT_CUDA_IPC", "n"}, {"UCXDT_HOST_SHM", shm}};
@@ -1229,17 +1240,6 @@ TEST(RndvFragModel, FragmentsGrowAsTheSquareRootOfTheMessage) {
     EXPECT_EQ(pipeline_frag_bytes(100, 1e12, 10e-6, 1, kMax), 100);
 }
 
-TEST(RndvWorker, CreateRejectsMissingFields) {
-    ucxdt_worker_params_t wp{};
-    ucxdt_worker_h w = nullptr;
-    EXPECT_EQ(ucxdt_worker_create(&wp, &w), UCXDT_ERR_INVALID_PARAM);
-    EXPECT_NE(std::string(ucxdt_last_error()), "");
-    EXPECT_EQ(ucxdt_worker_create(nullptr, &w), UCXDT_ERR_INVALID_PARAM);
-    EXPECT_EQ(w, nullptr);
-}
-
-TEST(RndvWorker, SendRejectsBadArguments) {
-    Pair &p = shared_pair();
 // Runs one by one across a peer link, or the fragment pipeline: the crossover lies between
 // the table-i layouts that measured each way (uct_cuda/method.cpp).
 TEST(RndvFragModel, ManyShortRunsLeaveThePeerLink) {
@@ -1268,6 +1268,17 @@ TEST(RndvFragModel, ManyShortRunsLeaveThePeerLink) {
     EXPECT_TRUE(runs_cross_peer_link(list)) << "only strided plans are judged";
 }
 
+TEST(RndvWorker, CreateRejectsMissingFields) {
+    ucxdt_worker_params_t wp{};
+    ucxdt_worker_h w = nullptr;
+    EXPECT_EQ(ucxdt_worker_create(&wp, &w), UCXDT_ERR_INVALID_PARAM);
+    EXPECT_NE(std::string(ucxdt_last_error()), "");
+    EXPECT_EQ(ucxdt_worker_create(nullptr, &w), UCXDT_ERR_INVALID_PARAM);
+    EXPECT_EQ(w, nullptr);
+}
+
+TEST(RndvWorker, SendRejectsBadArguments) {
+    Pair &p = shared_pair();
     ASSERT_EQ(p.error, "");
     ucxdt_type_t t = UCXDT_TYPE_NULL;
     ASSERT_EQ(ucxdt_type_contiguous(4, ucxdt_type_primitive(UCXDT_INT32), &t), UCXDT_OK);
