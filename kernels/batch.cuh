@@ -1,6 +1,6 @@
 // The host loop of the batched launches (launch_strided_batch, launch_units_batch,
-// launch_point_batch): copies batch_rows() to a launch, row y of the grid copying the y-th, the
-// grid sized for the largest.
+// launch_point_batch, launch_tiles_batch): copies batch_rows() to a launch, row y of the grid
+// copying the y-th, the grid sized for the largest.
 #pragma once
 
 #include "pack_kernels.hpp"
@@ -16,12 +16,16 @@ inline uint64_t threads_of(const UnitArgs &a) { return a.items << a.lanes_log2; 
 inline uint64_t threads_of(const PointArgs &a) {
     return a.end > a.offset ? static_cast<uint64_t>(a.end - a.offset) / static_cast<uint64_t>(a.vec) : 0;
 }
+inline uint64_t threads_of(const TileArgs &a) {  // a block of kTileBlock threads per tile
+    return a.runs > 0 && a.end > a.offset ? static_cast<uint64_t>(tiles_of(a)) * kTileBlock : 0;
+}
 
 /// Launches args[0, n) through launch(batch, rows, grid, block), a Batch (a struct holding
 /// `Args a[kMaxBatch]`) of up to batch_rows() copies each time; batches without work are skipped.
 template <class Batch, class Args, class Launch>
 cudaError_t launch_in_batches(const Args *args, int n, Launch &&launch) {
     constexpr unsigned kBlock = 256;
+    static_assert(kBlock == kTileBlock, "a tile is one block of a batched launch");
     for (int first = 0; first < n; first += batch_rows()) {
         Batch b;
         const int rows = std::min(batch_rows(), n - first);

@@ -176,12 +176,21 @@ struct TileArgs {
     bool pack = true;
 };
 
+/// Threads of a tile kernel's block (launch_in_batches' blocks too).
+constexpr unsigned kTileBlock = 256;
+
 /// Shared memory bytes a launch needs: a tile's span, placed at its address modulo 16.
 inline int64_t tile_shared_bytes(const TileArgs &a) {
     return (a.runs_per_tile - 1) * a.stride + a.block_len + 16;
 }
 
+/// Tiles of a launch: a block each.
+UCXDT_HD inline int64_t tiles_of(const TileArgs &a) { return (a.runs + a.runs_per_tile - 1) / a.runs_per_tile; }
+
 cudaError_t launch_tiles(const TileArgs &args, cudaStream_t stream);
+/// `n` copies of launch_tiles (mixed directions and units), batch_rows() to a launch, as
+/// launch_strided_batch.
+cudaError_t launch_tiles_batch(const TileArgs *args, int n, cudaStream_t stream);
 
 }  // namespace ucxdt::kernels
 

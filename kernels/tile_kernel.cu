@@ -3,9 +3,12 @@
 // vectors; the reshuffle between them happens in shared memory, in units of TileArgs::unit.
 #include "pack_kernels.hpp"
 
+#include "batch.cuh"
 #include "copy.cuh"
 
 #include <cuda_pipeline_primitives.h>
+
+#include <algorithm>
 
 namespace ucxdt::kernels {
 
@@ -94,13 +97,13 @@ struct RunCursor {
 
 // U: the unit every run length, stride, window end and buffer address is a multiple of (1, 4
 // or 8 bytes, TileArgs::unit); data moves between shared memory and the layout's runs in
-// units, so 12-byte runs take three accesses, not twelve.
+// units, so 12-byte runs take three accesses, not twelve. Block `block` of `blocks` takes every
+// blocks-th tile.
 template <int U, bool PACK>
-__global__ void tile_kernel(const __grid_constant__ TileArgs a) {
+__device__ __forceinline__ void tile_copy(const TileArgs &a, uint4 *tile, int64_t block, int64_t blocks) {
     using Unit = typename VecOf<U>::type;
-    extern __shared__ uint4 tile[];
-    const int64_t tiles = (a.runs + a.runs_per_tile - 1) / a.runs_per_tile;
-    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t tiles = tiles_of(a);
+    for (int64_t t = block; t < tiles; t += blocks) {
         const int64_t r0 = a.first_run + t * a.runs_per_tile;
         const int64_t nr = min(a.runs_per_tile, a.first_run + a.runs - r0);
         // The tile's packed bytes within the window: [skip, skip + n) counted from run r0.
@@ -133,6 +136,26 @@ __global__ void tile_kernel(const __grid_constant__ TileArgs a) {
     }
 }
 
+template <int U, bool PACK>
+__global__ void tile_kernel(const __grid_constant__ TileArgs a) {
+    extern __shared__ uint4 tile[];
+    tile_copy<U, PACK>(a, tile, blockIdx.x, gridDim.x);
+}
+
+struct TileBatch {
+    TileArgs a[kMaxBatch];
+};
+
+// Row y of the grid copies b.a[y], in its own direction; U divides every row's unit. A row is
+// uniform, so its blocks never diverge at the barriers.
+template <int U>
+__global__ void tile_batch_kernel(const __grid_constant__ TileBatch b) {
+    extern __shared__ uint4 tile[];
+    const TileArgs &a = b.a[blockIdx.y];
+    if (a.pack) tile_copy<U, true>(a, tile, blockIdx.x, gridDim.x);
+    else tile_copy<U, false>(a, tile, blockIdx.x, gridDim.x);
+}
+
 template <int U>
 void launch(const TileArgs &a, dim3 grid, dim3 block, size_t shared, cudaStream_t stream) {
     if (a.pack) tile_kernel<U, true><<<grid, block, shared, stream>>>(a);
@@ -143,9 +166,7 @@ void launch(const TileArgs &a, dim3 grid, dim3 block, size_t shared, cudaStream_
 
 cudaError_t launch_tiles(const TileArgs &a, cudaStream_t stream) {
     if (a.runs == 0 || a.end <= a.offset) return cudaSuccess;
-    constexpr unsigned kBlock = 256;
-    const int64_t tiles = (a.runs + a.runs_per_tile - 1) / a.runs_per_tile;
-    const dim3 grid(grid_blocks(static_cast<uint64_t>(tiles) * kBlock, kBlock)), block(kBlock);
+    const dim3 grid(grid_blocks(threads_of(a), kTileBlock)), block(kTileBlock);
     const size_t shared = static_cast<size_t>(tile_shared_bytes(a));
     switch (a.unit) {
     case 8: launch<8>(a, grid, block, shared, stream); break;
@@ -153,6 +174,24 @@ cudaError_t launch_tiles(const TileArgs &a, cudaStream_t stream) {
     default: launch<1>(a, grid, block, shared, stream); break;
     }
     return cudaGetLastError();
+}
+
+cudaError_t launch_tiles_batch(const TileArgs *args, int n, cudaStream_t stream) {
+    return launch_in_batches<TileBatch>(args, n, [&](const TileBatch &b, int rows, dim3 grid, dim3 block) {
+        int unit = 8;  // 8, 4 or 1: the least serves all
+        int64_t shared = 0;
+        for (int i = 0; i < rows; ++i) {
+            unit = std::min(unit, b.a[i].unit);
+            shared = std::max(shared, tile_shared_bytes(b.a[i]));
+        }
+        const size_t bytes = static_cast<size_t>(shared);
+        switch (unit) {
+        case 8: tile_batch_kernel<8><<<grid, block, bytes, stream>>>(b); break;
+        case 4: tile_batch_kernel<4><<<grid, block, bytes, stream>>>(b); break;
+        default: tile_batch_kernel<1><<<grid, block, bytes, stream>>>(b); break;
+        }
+        return cudaGetLastError();
+    });
 }
 
 }  // namespace ucxdt::kernels

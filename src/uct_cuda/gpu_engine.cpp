@@ -92,8 +92,9 @@ int tile_width(const Plan &p, const char *layout, const char *packed, int64_t of
 constexpr int64_t kTileBytes = 12 << 10;  // shared memory per block for a tile's span
 constexpr int64_t kMinTiles = 512;         // about four per multiprocessor of an H100
 
+// batch: the arguments go there instead, for a batched launch.
 ucxdt_status_t tile_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
-                           int64_t length, bool pack, cudaStream_t stream) {
+                           int64_t length, bool pack, cudaStream_t stream, LaunchBatch *batch = nullptr) {
     kernels::TileArgs a;
     a.layout = layout;
     a.packed = packed;
@@ -112,6 +113,7 @@ ucxdt_status_t tile_kernel(const Plan &p, char *layout, char *packed, int64_t of
     const int u = tile_width(p, layout, packed, offset, a.end);
     a.unit = u >= 8 ? 8 : u >= 4 ? 4 : 1;
     a.pack = pack;
+    if (batch) return batch->tiles.push_back(a), UCXDT_OK;
     return check(kernels::launch_tiles(a, stream), "tile pack kernel launch");
 }
 
@@ -206,10 +208,10 @@ kernels::StridedArgs strided_args(const Plan &p, char *layout, char *pk, int64_t
     return a;
 }
 
-// The tile and transpose kernels are for bandwidth, and launch on their own. A small message of
-// a window is bound by its launch instead, which the strided kernel shares with the window's
-// other copies: there it takes messages up to this many packed bytes (performance-log.md, run
-// 25: a window of 4 KiB vectors of 16-byte runs launched a tile kernel per message).
+// The tile and transpose kernels are for bandwidth. A small message of a window is bound by its
+// launch instead, which the strided kernel shares with the window's other copies: there it
+// takes messages up to this many packed bytes (performance-log.md, run 25: a window of 4 KiB
+// vectors of 16-byte runs launched a tile kernel per message, when tile kernels launched alone).
 constexpr int64_t kSharedLaunchBytes = 64 << 10;
 
 enum class StridedKernel { tiles, transpose, runs };
@@ -219,8 +221,7 @@ enum class StridedKernel { tiles, transpose, runs };
 // runs the strided kernel moves 8 or 16 bytes at a time (performance-log.md, run 26). Runs
 // only 1, 2 or 4 bytes wide at a time (struct's 17, SPECFEM3D's 12) crossed the link in as
 // many narrow writes and took 35-40 us a message (run 27): those take the tile kernel, whose
-// packed side moves in 16-byte vectors. It launches alone, so the method model charges it its
-// whole fixed cost and may find the 2-D copy cheaper (choose_method).
+// packed side moves in 16-byte vectors, and which shares the window's launch (run 28).
 StridedKernel strided_kernel_for(const Plan &p, const char *layout, const char *packed, int64_t offset,
                                  int64_t length, bool batched, bool host_link) {
     static const bool tiles_off = std::getenv("UCXDT_GPU_NO_TILES") != nullptr;
@@ -235,13 +236,13 @@ StridedKernel strided_kernel_for(const Plan &p, const char *layout, const char *
     return StridedKernel::runs;
 }
 
-// k: strided_kernel_for's choice. host_link: as strided_args'. batch: the strided kernel's
-// arguments go there instead (the tile and transpose kernels launch now).
+// k: strided_kernel_for's choice. host_link: as strided_args'. batch: the strided and tile
+// kernels' arguments go there instead (the transpose kernel launches now).
 ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
                               bool pack, cudaStream_t stream, StridedKernel k, bool host_link,
                               LaunchBatch *batch = nullptr) {
     switch (k) {
-    case StridedKernel::tiles: return tile_kernel(p, layout, packed, offset, length, pack, stream);
+    case StridedKernel::tiles: return tile_kernel(p, layout, packed, offset, length, pack, stream, batch);
     case StridedKernel::transpose: return transpose_kernel(p, layout, packed, offset, length, pack, stream);
     case StridedKernel::runs: break;
     }
@@ -457,7 +458,7 @@ ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t
     // (the first message on an idle stream pays it alone).
     const StridedKernel kernel = p.cls != UCXDT_PLAN_STRIDED ? StridedKernel::runs
         : strided_kernel_for(p, layout, packed, offset, length, batch != nullptr, where == Packed::host);
-    const bool joins = batch && kernel == StridedKernel::runs;
+    const bool joins = batch && kernel != StridedKernel::transpose;
     const bool batched = joins && (where != Packed::host || batch->shares_launch());
     ucxdt_gpu_method_t method;
     if (ucxdt_status_t st = choose_method(p, device, where, &method, batched, pack)) return st;

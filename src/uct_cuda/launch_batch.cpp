@@ -14,6 +14,9 @@ ucxdt_status_t LaunchBatch::launch(cudaStream_t stream) {
     if (e == cudaSuccess && points.size() == 1) e = kernels::launch_point(points[0], stream);
     else if (e == cudaSuccess && !points.empty())
         e = kernels::launch_point_batch(points.data(), static_cast<int>(points.size()), stream);
+    if (e == cudaSuccess && tiles.size() == 1) e = kernels::launch_tiles(tiles[0], stream);
+    else if (e == cudaSuccess && !tiles.empty())
+        e = kernels::launch_tiles_batch(tiles.data(), static_cast<int>(tiles.size()), stream);
     clear();
     return check(e, "batched copy kernel launch");
 }
