@@ -1,5 +1,5 @@
 // The host loop of the batched launches (launch_strided_batch, launch_units_batch,
-// launch_point_batch, launch_tiles_batch): copies batch_rows() to a launch, row y of the grid
+// launch_point_batch, launch_tiles_batch, launch_transpose_batch): copies batch_rows() to a launch, row y of the grid
 // copying the y-th, the grid sized for the largest.
 #pragma once
 
@@ -18,6 +18,9 @@ inline uint64_t threads_of(const PointArgs &a) {
 }
 inline uint64_t threads_of(const TileArgs &a) {  // a block of kTileBlock threads per tile
     return a.runs > 0 && a.end > a.offset ? static_cast<uint64_t>(tiles_of(a)) * kTileBlock : 0;
+}
+inline uint64_t threads_of(const TransposeArgs &a) {  // a block of kTileBlock threads per tile
+    return a.end > a.offset ? static_cast<uint64_t>(transpose_tiles(a)) * kTileBlock : 0;
 }
 
 /// Launches args[0, n) through launch(batch, rows, grid, block), a Batch (a struct holding

@@ -215,6 +215,17 @@ struct TransposeArgs {
     bool pack = true;
 };
 
+/// Elements per side of a transpose tile, and the tiles of a launch: a block each.
+constexpr int kTransposeTile = 32;
+UCXDT_HD inline int64_t transpose_tiles(const TransposeArgs &a) {
+    const int64_t e0 = a.offset / a.elem, e1 = a.end / a.elem;
+    const int64_t rows = (e1 - 1) / a.cols - e0 / a.cols + 1;
+    return (rows + kTransposeTile - 1) / kTransposeTile * ((a.cols + kTransposeTile - 1) / kTransposeTile);
+}
+
 cudaError_t launch_transpose(const TransposeArgs &args, cudaStream_t stream);
+/// `n` copies of launch_transpose (mixed directions and element sizes), batch_rows() to a
+/// launch, as launch_strided_batch.
+cudaError_t launch_transpose_batch(const TransposeArgs *args, int n, cudaStream_t stream);
 
 }  // namespace ucxdt::kernels

@@ -132,8 +132,9 @@ bool transposed_pair(const Plan &p, const char *layout, const char *packed, int6
     return v >= e;
 }
 
+// batch: as tile_kernel's.
 ucxdt_status_t transpose_kernel(const Plan &p, char *layout, char *packed, int64_t offset,
-                                int64_t length, bool pack, cudaStream_t stream) {
+                                int64_t length, bool pack, cudaStream_t stream, LaunchBatch *batch = nullptr) {
     const size_t n = p.dims.size();
     kernels::TransposeArgs a;
     a.layout = layout;
@@ -147,6 +148,7 @@ ucxdt_status_t transpose_kernel(const Plan &p, char *layout, char *packed, int64
     a.offset = offset;
     a.end = offset + length;
     a.pack = pack;
+    if (batch) return batch->transposes.push_back(a), UCXDT_OK;
     return check(kernels::launch_transpose(a, stream), "transpose pack kernel launch");
 }
 
@@ -236,14 +238,14 @@ StridedKernel strided_kernel_for(const Plan &p, const char *layout, const char *
     return StridedKernel::runs;
 }
 
-// k: strided_kernel_for's choice. host_link: as strided_args'. batch: the strided and tile
-// kernels' arguments go there instead (the transpose kernel launches now).
+// k: strided_kernel_for's choice. host_link: as strided_args'. batch: the kernel's arguments go
+// there instead.
 ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t offset, int64_t length,
                               bool pack, cudaStream_t stream, StridedKernel k, bool host_link,
                               LaunchBatch *batch = nullptr) {
     switch (k) {
     case StridedKernel::tiles: return tile_kernel(p, layout, packed, offset, length, pack, stream, batch);
-    case StridedKernel::transpose: return transpose_kernel(p, layout, packed, offset, length, pack, stream);
+    case StridedKernel::transpose: return transpose_kernel(p, layout, packed, offset, length, pack, stream, batch);
     case StridedKernel::runs: break;
     }
     return split_dims(p, offset, offset + length, packed,
@@ -453,13 +455,12 @@ ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t
     Packed where = peer ? Packed::peer : Packed::device;
     if (!peer && p.cls == UCXDT_PLAN_STRIDED && p.dims.size() == 1 && memory_type(packed) == MemoryType::HOST_PINNED)
         where = Packed::host;
-    // A kernel shares its launch only when it goes into the batch. Across the host link its fixed
-    // cost is paid once a launch and overlaps running work: it counts as shared only when it is
-    // (the first message on an idle stream pays it alone).
+    // A kernel shares its launch when there is a batch. Across the host link its fixed cost is
+    // paid once a launch and overlaps running work: it counts as shared only when it is (the
+    // first message on an idle stream pays it alone).
     const StridedKernel kernel = p.cls != UCXDT_PLAN_STRIDED ? StridedKernel::runs
         : strided_kernel_for(p, layout, packed, offset, length, batch != nullptr, where == Packed::host);
-    const bool joins = batch && kernel != StridedKernel::transpose;
-    const bool batched = joins && (where != Packed::host || batch->shares_launch());
+    const bool batched = batch && (where != Packed::host || batch->shares_launch());
     ucxdt_gpu_method_t method;
     if (ucxdt_status_t st = choose_method(p, device, where, &method, batched, pack)) return st;
     switch (method) {

@@ -17,6 +17,9 @@ ucxdt_status_t LaunchBatch::launch(cudaStream_t stream) {
     if (e == cudaSuccess && tiles.size() == 1) e = kernels::launch_tiles(tiles[0], stream);
     else if (e == cudaSuccess && !tiles.empty())
         e = kernels::launch_tiles_batch(tiles.data(), static_cast<int>(tiles.size()), stream);
+    if (e == cudaSuccess && transposes.size() == 1) e = kernels::launch_transpose(transposes[0], stream);
+    else if (e == cudaSuccess && !transposes.empty())
+        e = kernels::launch_transpose_batch(transposes.data(), static_cast<int>(transposes.size()), stream);
     clear();
     return check(e, "batched copy kernel launch");
 }

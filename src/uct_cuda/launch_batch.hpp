@@ -1,6 +1,6 @@
 // Kernel copies collected for one launch on a stream: a window of small messages pays one
 // launch (kernels::launch_strided_batch, launch_units_batch, launch_point_batch,
-// launch_tiles_batch) where each copy would pay its own
+// launch_tiles_batch, launch_transpose_batch) where each copy would pay its own
 // (docs/performance.md, table c: a launch and an event a copy cost the receiver more than UCP's
 // whole 4 KiB message).
 #pragma once
@@ -17,18 +17,19 @@
 
 namespace ucxdt::cuda {
 
-/// The arguments of strided, work-unit, point and tile kernels not launched yet. transfer_async and the
+/// The arguments of copy kernels not launched yet, by kind. transfer_async and the
 /// layout copies append to one when given it; nothing runs until launch(). Copies in one batch
 /// must not depend on each other's bytes (they may run in any order, at once).
 class LaunchBatch {
 public:
     struct Mark {
-        size_t strided, units, points, tiles;
+        size_t strided, units, points, tiles, transposes;
     };
     std::vector<kernels::StridedArgs> strided;
     std::vector<kernels::UnitArgs> units;
     std::vector<kernels::PointArgs> points;
     std::vector<kernels::TileArgs> tiles;
+    std::vector<kernels::TransposeArgs> transposes;
     /// What the arguments point into (a plan's work units or tree on the device), held until the launch:
     /// the device cache may evict them meanwhile, and their cudaFree waits only for work
     /// already enqueued.
@@ -42,25 +43,28 @@ public:
     /// memory, across the host link (whose latency a small grid cannot hide). Cleared with it.
     bool host_link = false;
 
-    bool empty() const { return strided.empty() && units.empty() && points.empty() && tiles.empty(); }
+    bool empty() const {
+        return strided.empty() && units.empty() && points.empty() && tiles.empty() && transposes.empty();
+    }
     /// Whether a kernel appended now shares its launch's cost: with other copies, or behind
     /// work still running.
     bool shares_launch() const { return !empty() || stream_busy; }
     /// Where the batch ends now; rewind(mark) drops what was appended since (a failed operation's
     /// copies, which must not run once it has ended).
-    Mark mark() const { return {strided.size(), units.size(), points.size(), tiles.size()}; }
+    Mark mark() const { return {strided.size(), units.size(), points.size(), tiles.size(), transposes.size()}; }
     bool grew_since(Mark m) const {
         return strided.size() > m.strided || units.size() > m.units || points.size() > m.points ||
-               tiles.size() > m.tiles;
+               tiles.size() > m.tiles || transposes.size() > m.transposes;
     }
     void rewind(Mark m) {
         strided.resize(m.strided);
         units.resize(m.units);
         points.resize(m.points);
         tiles.resize(m.tiles);
+        transposes.resize(m.transposes);
     }
     void clear() {
-        rewind({0, 0, 0, 0});
+        rewind({0, 0, 0, 0, 0});
         holds.clear();
         host_link = false;
     }

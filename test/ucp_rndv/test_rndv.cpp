@@ -733,6 +733,35 @@ TEST(RndvGpu, HostStagedWindowsShareALaunch) {
     }
 }
 
+// A window of large messages of many short runs over CUDA IPC, through the device slots (too
+// many runs to pull): the senders' packs and the receivers' unpacks of transposed pairs (8- and
+// 16-byte elements) and of dense short runs share launches and events with one another, and all
+// arrive whole.
+TEST(RndvGpu, SlotWindowsShareALaunch) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    const auto i32 = L::named(UCXDT_INT32), z = L::named(UCXDT_DOUBLE_COMPLEX);
+    // hvector(N, 1, e, vector(N, 1, N, e)): the transpose of an N x N matrix of e-byte elements.
+    auto transpose = [](int64_t n, const L::TypeDescPtr &e, int64_t bytes) {
+        return L::hvector(n, 1, bytes, L::vector(n, 1, n, e));
+    };
+    // Packed bytes 524,288, 1,048,576, 480,000 (12-byte runs every 20).
+    const std::vector<std::pair<L::TypeDescPtr, L::TypeDescPtr>> kinds = {
+        {transpose(256, dbl, 8), transpose(256, dbl, 8)},
+        {transpose(256, z, 16), transpose(256, z, 16)},
+        {L::vector(40000, 3, 5, i32), L::vector(40000, 3, 5, i32)},
+    };
+    constexpr int n = 12;
+    ScopedEnv env{{"UCXDT_CUDA_IPC", "y"}};
+    Pair p{Config{1024, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    ASSERT_NO_FATAL_FAILURE(window_of_kinds(p, kinds, n, "slots"));
+    EXPECT_EQ(internals(p.w[1]).ipc_pulls, 0u) << "receives that pulled";
+    EXPECT_TRUE(ipc_staged(p.w[1])) << "the receiver's device slots";
+    expect_shared_events(internals(p.w[0]), "8", "sender");
+    expect_shared_events(internals(p.w[1]), "8", "receiver");
+}
+
 // While the receiver's stream still runs UCXDT_GPU_IN_FLIGHT launches (1 by default), the
 // host-staged unpacks of messages that arrive one progress call apart wait and then share one
 // launch; with 0 each takes its own, as the messages come. Pulls over CUDA IPC never wait. A host
