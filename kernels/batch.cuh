@@ -6,13 +6,17 @@
 #include "pack_kernels.hpp"
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 
 namespace ucxdt::kernels {
 
 /// Threads a copy's launch would take on its own.
-inline uint64_t threads_of(const StridedArgs &a) { return a.items << a.lanes_log2; }
-inline uint64_t threads_of(const UnitArgs &a) { return a.items << a.lanes_log2; }
+template <class A>  // strided and unit copies: `items` work items of 2^lanes_log2 lanes each
+    requires std::same_as<A, StridedArgs> || std::same_as<A, UnitArgs>
+inline uint64_t threads_of(const A &a) {
+    return a.items << a.lanes_log2;
+}
 inline uint64_t threads_of(const PointArgs &a) {
     return a.end > a.offset ? static_cast<uint64_t>(a.end - a.offset) / static_cast<uint64_t>(a.vec) : 0;
 }
@@ -25,10 +29,9 @@ inline uint64_t threads_of(const TransposeArgs &a) {  // a block of kTileBlock t
 
 /// Launches args[0, n) through launch(batch, rows, grid, block), a Batch (a struct holding
 /// `Args a[kMaxBatch]`) of up to batch_rows() copies each time; batches without work are skipped.
+/// Every kind's blocks are kTileBlock threads, since a tile or transpose tile is one block.
 template <class Batch, class Args, class Launch>
 cudaError_t launch_in_batches(const Args *args, int n, Launch &&launch) {
-    constexpr unsigned kBlock = 256;
-    static_assert(kBlock == kTileBlock, "a tile is one block of a batched launch");
     for (int first = 0; first < n; first += batch_rows()) {
         Batch b;
         const int rows = std::min(batch_rows(), n - first);
@@ -38,8 +41,8 @@ cudaError_t launch_in_batches(const Args *args, int n, Launch &&launch) {
             threads = std::max(threads, threads_of(b.a[i]));
         }
         if (threads == 0) continue;
-        if (const cudaError_t e = launch(b, rows, batch_grid(threads, kBlock, rows), dim3(kBlock)); e != cudaSuccess)
-            return e;
+        const dim3 grid = batch_grid(threads, kTileBlock, rows);
+        if (const cudaError_t e = launch(b, rows, grid, dim3(kTileBlock)); e != cudaSuccess) return e;
     }
     return cudaSuccess;
 }

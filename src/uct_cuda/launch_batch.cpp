@@ -4,22 +4,27 @@
 
 namespace ucxdt::cuda {
 
+namespace {
+
+/// One kind's copies: a lone copy as its own kernel (no batch parameter to index), several
+/// through the kind's batched launch.
+template <class Args>
+cudaError_t launch_kind(const std::vector<Args> &v, cudaError_t (*one)(const Args &, cudaStream_t),
+                        cudaError_t (*many)(const Args *, int, cudaStream_t), cudaStream_t stream) {
+    if (v.empty()) return cudaSuccess;
+    if (v.size() == 1) return one(v[0], stream);
+    return many(v.data(), static_cast<int>(v.size()), stream);
+}
+
+}  // namespace
+
 ucxdt_status_t LaunchBatch::launch(cudaStream_t stream) {
-    cudaError_t e = cudaSuccess;
-    if (strided.size() == 1) e = kernels::launch_strided(strided[0], stream);
-    else if (!strided.empty()) e = kernels::launch_strided_batch(strided.data(), static_cast<int>(strided.size()), stream);
-    if (e == cudaSuccess && units.size() == 1) e = kernels::launch_units(units[0], stream);
-    else if (e == cudaSuccess && !units.empty())
-        e = kernels::launch_units_batch(units.data(), static_cast<int>(units.size()), stream);
-    if (e == cudaSuccess && points.size() == 1) e = kernels::launch_point(points[0], stream);
-    else if (e == cudaSuccess && !points.empty())
-        e = kernels::launch_point_batch(points.data(), static_cast<int>(points.size()), stream);
-    if (e == cudaSuccess && tiles.size() == 1) e = kernels::launch_tiles(tiles[0], stream);
-    else if (e == cudaSuccess && !tiles.empty())
-        e = kernels::launch_tiles_batch(tiles.data(), static_cast<int>(tiles.size()), stream);
-    if (e == cudaSuccess && transposes.size() == 1) e = kernels::launch_transpose(transposes[0], stream);
-    else if (e == cudaSuccess && !transposes.empty())
-        e = kernels::launch_transpose_batch(transposes.data(), static_cast<int>(transposes.size()), stream);
+    cudaError_t e = launch_kind(strided, kernels::launch_strided, kernels::launch_strided_batch, stream);
+    if (e == cudaSuccess) e = launch_kind(units, kernels::launch_units, kernels::launch_units_batch, stream);
+    if (e == cudaSuccess) e = launch_kind(points, kernels::launch_point, kernels::launch_point_batch, stream);
+    if (e == cudaSuccess) e = launch_kind(tiles, kernels::launch_tiles, kernels::launch_tiles_batch, stream);
+    if (e == cudaSuccess)
+        e = launch_kind(transposes, kernels::launch_transpose, kernels::launch_transpose_batch, stream);
     clear();
     return check(e, "batched copy kernel launch");
 }

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -22,9 +23,8 @@ namespace ucxdt::cuda {
 /// must not depend on each other's bytes (they may run in any order, at once).
 class LaunchBatch {
 public:
-    struct Mark {
-        size_t strided, units, points, tiles, transposes;
-    };
+    /// Sizes of the kinds' vectors, in the order of each_kind.
+    using Mark = std::array<size_t, 5>;
     std::vector<kernels::StridedArgs> strided;
     std::vector<kernels::UnitArgs> units;
     std::vector<kernels::PointArgs> points;
@@ -44,33 +44,50 @@ public:
     bool host_link = false;
 
     bool empty() const {
-        return strided.empty() && units.empty() && points.empty() && tiles.empty() && transposes.empty();
+        bool none = true;
+        each_kind(*this, [&](const auto &v) { none = none && v.empty(); });
+        return none;
     }
     /// Whether a kernel appended now shares its launch's cost: with other copies, or behind
     /// work still running.
     bool shares_launch() const { return !empty() || stream_busy; }
     /// Where the batch ends now; rewind(mark) drops what was appended since (a failed operation's
     /// copies, which must not run once it has ended).
-    Mark mark() const { return {strided.size(), units.size(), points.size(), tiles.size(), transposes.size()}; }
-    bool grew_since(Mark m) const {
-        return strided.size() > m.strided || units.size() > m.units || points.size() > m.points ||
-               tiles.size() > m.tiles || transposes.size() > m.transposes;
+    Mark mark() const {
+        Mark m{};
+        size_t i = 0;
+        each_kind(*this, [&](const auto &v) { m[i++] = v.size(); });
+        return m;
     }
-    void rewind(Mark m) {
-        strided.resize(m.strided);
-        units.resize(m.units);
-        points.resize(m.points);
-        tiles.resize(m.tiles);
-        transposes.resize(m.transposes);
+    bool grew_since(const Mark &m) const {
+        bool grew = false;
+        size_t i = 0;
+        each_kind(*this, [&](const auto &v) { grew = grew || v.size() > m[i++]; });
+        return grew;
+    }
+    void rewind(const Mark &m) {
+        size_t i = 0;
+        each_kind(*this, [&](auto &v) { v.resize(m[i++]); });
     }
     void clear() {
-        rewind({0, 0, 0, 0, 0});
+        rewind(Mark{});
         holds.clear();
         host_link = false;
     }
     /// Enqueues every copy on `stream` (the current device's) and empties the batch: up to
     /// kernels::kMaxBatch copies of a kind per launch, a lone copy as its own kernel.
     ucxdt_status_t launch(cudaStream_t stream);
+
+private:
+    /// Calls f on each kind's vector, in Mark's order (one list of the kinds for every query).
+    template <class Self, class F>
+    static void each_kind(Self &self, F &&f) {
+        f(self.strided);
+        f(self.units);
+        f(self.points);
+        f(self.tiles);
+        f(self.transposes);
+    }
 };
 
 }  // namespace ucxdt::cuda
