@@ -6,9 +6,25 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace ucxdt {
+
+/// The smallest slot a staging region (host or device) splits its slots into.
+constexpr int64_t kMinStagingSlot = 16 << 10;
+
+/// The level of the smallest slot of a region of `slot_bytes` slots that holds `bytes`:
+/// slot_bytes halved that many times, while the half stays a whole multiple of 4 KiB and at
+/// least kMinStagingSlot (0 when `bytes` needs a whole slot; with `bytes` 0, the deepest level).
+/// Each side of a rendezvous computes it for its own region from the fragment size.
+inline int staging_level(int64_t slot_bytes, int64_t bytes) {
+    int l = 0;
+    for (int64_t half = slot_bytes / 2; half * 2 == slot_bytes && half % 4096 == 0 && half >= kMinStagingSlot && half >= bytes;
+         half /= 2, ++l)
+        slot_bytes = half;
+    return l;
+}
 
 class BuddySlots {
 public:

@@ -188,7 +188,7 @@ void Worker::gpu_done(const GpuOp &op) {
         }
         // Over IPC the receiver reads our device slot at this offset of the exported staging.
         if (ucxdt_status_t st = announce(r, op.frag, op.slot,
-                                         r->ipc && !r->push ? static_cast<uint64_t>(r->dev->slot_offset(op.slot)) : 0))
+                                         r->ipc && !r->push ? static_cast<uint64_t>(r->dev->slot_offset(op.slot, r->slot_level)) : 0))
             send_fail(r, st);
         break;
     case GpuOp::send_all:  // packed into the receiver's buffer
@@ -203,7 +203,7 @@ void Worker::gpu_done(const GpuOp &op) {
             if (ucxdt_status_t st = recv_grant(r, op.slot, AmKind::ack)) return recv_finish(r, st);
         } else if (r->push) {
             r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), op.slot), r->slots.end());
-            r->dev->give(op.slot);
+            r->give_slot(op.slot);
         } else if (ucxdt_status_t st = acknowledge(r, op.frag, op.slot)) {
             return recv_finish(r, st);
         }

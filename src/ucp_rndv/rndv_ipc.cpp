@@ -286,7 +286,8 @@ void Worker::send_ipc_push(Request *r, int slot, uint64_t offset) {
 
 void Worker::send_ipc_stage(Request *r) {
     if (r->status != UCXDT_INPROGRESS) return;
-    r->slots = r->dev->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
+    r->slot_level = r->dev->level_for(std::min(r->hdr.frag, r->packed));
+    r->slots = r->dev->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)), r->slot_level);
     if (r->slots.empty()) {
         waiting.push_back(r);  // every device slot is in use: try again after progress
         return;
@@ -429,11 +430,14 @@ Worker::Push Worker::recv_start_push(Request *r) {
     // Waiting for a slot beats pulling: several receives pulling at once read peer memory in
     // turn on this GPU's stream, at the slower rate, and measured slower than one at a time.
     // Slots come back as the receives holding them unpack, which needs nothing from us.
-    r->slots = r->dev->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)));
+    // A slot the size of a fragment (split from a larger one), so that a window of small
+    // messages is granted slots at once.
+    r->slot_level = r->dev->level_for(std::min(r->hdr.frag, r->hdr.packed));
+    r->slots = r->dev->take(static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags)), r->slot_level);
     // Wait only while requests hold slots that will come back; slots retired for a sender that
     // has not drained yet may not, and then pulling keeps this receive moving.
     if (r->slots.empty())
-        return r->dev->slots() - r->dev->free_slots() > retired_slots(r->dev) ? Push::busy : Push::unavailable;
+        return r->dev->taken_bytes() > retired_bytes(r->dev) ? Push::busy : Push::unavailable;
     r->push = true;
     const std::vector<int> first = r->slots;
     for (size_t i = 0; i < first.size(); ++i)
@@ -450,7 +454,7 @@ ucxdt_status_t Worker::recv_grant(Request *r, int slot, AmKind kind) {
     m.rreq_id = r->id;
     m.frag_index = r->next_get++;
     m.slot = slot;
-    m.offset = static_cast<uint64_t>(r->dev->slot_offset(slot));
+    m.offset = static_cast<uint64_t>(r->dev->slot_offset(slot, r->slot_level));
     if (kind == AmKind::rtr) m.ref = r->dev->ref();
     r->granted.push_back(slot);
     return send_am(r->peer, m, false);
@@ -463,7 +467,7 @@ void Worker::recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset) {
         const auto g = std::find(r->granted.begin(), r->granted.end(), slot);
         if (g == r->granted.end()) return;  // not a slot of ours that the sender may fill
         r->granted.erase(g);
-        src = r->dev->slot(slot);
+        src = r->slot_mem(slot);
     } else {
         if (!r->peer_mem) return;
         const auto at_off = static_cast<int64_t>(std::min<uint64_t>(offset, uint64_t{1} << 62));
@@ -482,7 +486,7 @@ void Worker::recv_ipc_frag(Request *r, int64_t k, int slot, uint64_t offset) {
 
 void Worker::recv_on_fin(const AmHeader &h) {
     if (const auto q = retired.find(h.rreq_id); q != retired.end()) {  // the sender has drained
-        for (int s : q->second.slots) q->second.dev->give(s);
+        for (int s : q->second.slots) q->second.dev->give(s, q->second.level);
         retired.erase(q);
         return;
     }

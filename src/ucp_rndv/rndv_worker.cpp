@@ -108,7 +108,7 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     if (r->rkey) ucp_rkey_destroy(r->rkey), r->rkey = nullptr;
     if (!r->granted.empty()) {  // push, failed: the sender may still write these slots
         for (int s : r->granted) r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), s), r->slots.end());
-        retired[r->id] = Retired{r->dev, std::move(r->granted), r->hdr.sender_uuid};
+        retired[r->id] = Retired{r->dev, std::move(r->granted), r->slot_level, r->hdr.sender_uuid};
         r->granted.clear();
     }
     // Slots that UCP still sends from go back when it completes (send_on_frag_sent).
@@ -132,15 +132,15 @@ void Worker::give_back_retired(uint64_t sender) {
             ++it;
             continue;
         }
-        for (int s : it->second.slots) it->second.dev->give(s);
+        for (int s : it->second.slots) it->second.dev->give(s, it->second.level);
         it = retired.erase(it);
     }
 }
 
-int Worker::retired_slots(const cuda::DeviceStaging *dev) const {
-    int n = 0;
+int64_t Worker::retired_bytes(const cuda::DeviceStaging *dev) const {
+    int64_t n = 0;
     for (const auto &[id, q] : retired)
-        if (q.dev == dev) n += static_cast<int>(q.slots.size());
+        if (q.dev == dev) n += static_cast<int64_t>(q.slots.size()) * dev->slot_bytes(q.level);
     return n;
 }
 

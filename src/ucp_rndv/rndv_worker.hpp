@@ -123,8 +123,9 @@ struct Request {
                                          // an IPC send, its device slots
     std::vector<int> slots;       // staging slots held (send: filled or being refilled), in
                                   // the device staging when the request is on the IPC path
-    int slot_level = 0;           // host staging: the size of those slots (staging_level: the
-                                  // pool's slot size halved this many times; hdr.frag on a send)
+    int slot_level = 0;           // the size of those slots (staging_level: the pool's or device
+                                  // staging's slot size halved this many times; on a host-staged
+                                  // send, hdr.frag)
     int64_t nfrags = 0;           // fragments of the rendezvous (both sides)
 
     // The tagged message (eager data or RTS): sent from or received into `wire`, or, for a GPU
@@ -211,11 +212,11 @@ struct Request {
 
     std::unique_ptr<RequestExt> ext;  // a one-sided operation's state (not a send or receive)
 
-    /// Returns one of r's slots to where it came from: the device staging of a send on the IPC
-    /// path (only sends hold slots there), else the host pool.
-    void give_slot(int s) { ipc ? dev->give(s) : pool->give(s, slot_level); }
+    /// Returns one of r's slots to where it came from: the device staging on the IPC path, else
+    /// the host pool.
+    void give_slot(int s) { ipc ? dev->give(s, slot_level) : pool->give(s, slot_level); }
     /// The memory of one of r's slots, by the same rule.
-    char *slot_mem(int s) const { return ipc ? dev->slot(s) : pool->slot(s, slot_level); }
+    char *slot_mem(int s) const { return ipc ? dev->slot(s, slot_level) : pool->slot(s, slot_level); }
 
     /// Bytes of fragment k (hdr.packed is the message size on both sides).
     int64_t frag_bytes(int64_t k) const { return std::min(hdr.frag, hdr.packed - k * hdr.frag); }
@@ -347,6 +348,7 @@ struct Worker {
     struct Retired {
         cuda::DeviceStaging *dev;
         std::vector<int> slots;
+        int level;        // of the device staging's slots (Request::slot_level)
         uint64_t sender;  // worker uuid
     };
     std::unordered_map<uint64_t, Retired> retired;
@@ -361,7 +363,7 @@ struct Worker {
     // Layers above that keep requests here (ucp_rma), made on their first use.
     std::vector<std::unique_ptr<Extension>> extensions;
     void give_back_retired(uint64_t sender);  // every entry of a failed sender
-    int retired_slots(const cuda::DeviceStaging *dev) const;
+    int64_t retired_bytes(const cuda::DeviceStaging *dev) const;  // of dev's slots, in retired
 
     /// Takes up to `want` slots of the pool of r's role into r->slots; false when none is free.
     ucxdt_status_t take_slots(Request *r, int want);

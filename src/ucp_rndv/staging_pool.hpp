@@ -19,22 +19,6 @@
 
 namespace ucxdt::rndv {
 
-/// The smallest slot a pool splits its slots into.
-constexpr int64_t kMinStagingSlot = 16 << 10;
-
-/// The level of the smallest slot of a pool of `slot_bytes` slots that holds `bytes`: slot_bytes
-/// halved that many times, while the half stays a whole multiple of 4 KiB and at least
-/// kMinStagingSlot (0 when `bytes` needs a whole slot). Both sides of a message compute it: the
-/// sender's slot of that level is its fragment size (TagHeader::frag), by which the receiver
-/// finds the slot.
-inline int staging_level(int64_t slot_bytes, int64_t bytes) {
-    int l = 0;
-    for (int64_t half = slot_bytes / 2; half * 2 == slot_bytes && half % 4096 == 0 && half >= kMinStagingSlot && half >= bytes;
-         half /= 2, ++l)
-        slot_bytes = half;
-    return l;
-}
-
 class StagingPool {
 public:
     /// `near_gpu`: the CUDA device whose layouts it stages (its pages go to the NUMA nodes

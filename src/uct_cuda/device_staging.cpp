@@ -79,7 +79,7 @@ ucxdt_status_t DeviceStaging::allocate() {
         base_ = nullptr;
         return st;
     }
-    free_.reset(slots_);
+    free_.reset(slots_, staging_level(slot_bytes_, 0));
     return UCXDT_OK;
 }
 

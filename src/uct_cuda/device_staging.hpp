@@ -1,12 +1,15 @@
 // What a rendezvous worker keeps per GPU for the CUDA IPC path: a stream for its packs, unpacks
 // and copies (blocking, like the library's other internal streams), reusable events to poll
 // their completion, and staging slots in device memory exported once for IPC, into which a
-// non-contiguous sender packs fragments for the peer to read.
+// non-contiguous sender packs fragments for the peer to read (or, pushed, the receiver's slots
+// that the sender packs into). Slots split down to a message's size (base/buddy_slots.hpp), so
+// that a window of small messages is in flight at once: 8 slots of 32 MiB held 8 messages of
+// 0.5-2 MiB and bounded their rate to 0.44-0.85 of UCP's (performance-log.md, run 29).
 #pragma once
 
 #include "uct_cuda/ipc.hpp"
 #include "uct_cuda/launch_batch.hpp"
-#include "base/slot_list.hpp"
+#include "base/buddy_slots.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -44,27 +47,38 @@ public:
     /// Allocates and exports the staging slots (once; later calls return at once).
     ucxdt_status_t allocate();
     bool allocated() const { return base_ != nullptr; }
-    /// Takes up to `want` free slots (none when all are taken); after allocate().
-    std::vector<int> take(int want) { return free_.take(want); }
-    void give(int slot) { free_.give(slot); }
-    int free_slots() const { return free_.free_count(); }
-    int slots() const { return slots_; }
-    char *slot(int i) const { return base_ + slot_offset(i); }
-    int64_t slot_offset(int i) const { return static_cast<int64_t>(i) * slot_bytes_; }
+    /// The level of the smallest slot that holds `bytes` (staging_level of the slot size).
+    int level_for(int64_t bytes) const { return staging_level(slot_bytes_, bytes); }
+    /// Takes up to `want` free slots of `level` (slot_bytes >> level bytes each; none when none
+    /// is free); after allocate().
+    std::vector<int> take(int want, int level) {
+        std::vector<int> got = free_.take(want, level);
+        taken_bytes_ += static_cast<int64_t>(got.size()) * (slot_bytes_ >> level);
+        return got;
+    }
+    void give(int slot, int level) {
+        free_.give(slot, level);
+        taken_bytes_ -= slot_bytes_ >> level;
+    }
+    /// Bytes of the slots taken and not given back.
+    int64_t taken_bytes() const { return taken_bytes_; }
+    int64_t slot_bytes(int level) const { return slot_bytes_ >> level; }
+    char *slot(int i, int level) const { return base_ + slot_offset(i, level); }
+    int64_t slot_offset(int i, int level) const { return static_cast<int64_t>(i) * (slot_bytes_ >> level); }
     /// The IPC reference of slot 0 (after allocate()).
     const IpcRef &ref() const { return ref_; }
 
 private:
     DeviceStaging() = default;
     int device_ = -1, slots_ = 0;
-    int64_t slot_bytes_ = 0;
+    int64_t slot_bytes_ = 0, taken_bytes_ = 0;
     cudaStream_t stream_ = nullptr;
     std::vector<cudaEvent_t> events_;
     int events_out_ = 0;
     LaunchBatch batch_;
     char *base_ = nullptr;
     IpcRef ref_{};
-    SlotList free_;
+    BuddySlots free_;
 };
 
 }  // namespace ucxdt::cuda

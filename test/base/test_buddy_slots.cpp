@@ -12,6 +12,20 @@
 namespace {
 
 using ucxdt::BuddySlots;
+using ucxdt::staging_level;
+
+// The level both host and device staging take for a fragment: the smallest slot that holds it,
+// never below 16 KiB nor a size that is not a whole number of 4 KiB pages.
+TEST(StagingLevel, SmallestSlotThatHoldsTheBytes) {
+    EXPECT_EQ(staging_level(1 << 20, 20480), 5);           // 32 KiB
+    EXPECT_EQ(staging_level(1 << 20, 32768), 5);           // exactly a 32 KiB slot
+    EXPECT_EQ(staging_level(1 << 20, 0), 6);               // the deepest: 16 KiB
+    EXPECT_EQ(staging_level(1 << 20, 1 << 20), 0);         // a whole slot
+    EXPECT_EQ(staging_level(1 << 20, 2 << 20), 0);         // larger than a slot: the caller's to refuse
+    EXPECT_EQ(staging_level(32 << 20, 524288), 6);         // a 512 KiB message in 32 MiB device slots
+    EXPECT_EQ(staging_level(3 << 20, 700000), 2);          // 768 KiB halves of 3 MiB
+    EXPECT_EQ(staging_level(1000000, 1000), 0);            // halves not whole pages: no split
+}
 
 TEST(BuddySlots, SmallSlotsSplitOneLargeSlot) {
     BuddySlots b;

@@ -467,6 +467,60 @@ TEST(RndvGpu, HostStagedManyOutstanding) {
     }
 }
 
+// A window of small pushed messages takes device slots their size: 24 messages of 40 KB (one
+// fragment each) share the receiver's four 1 MiB slots, where each took a whole slot and at most
+// four were granted at once (`nas_mg_x`'s 512 KiB messages, eight at a time in 32 MiB slots, ran
+// at 0.44 of UCP's rate; performance-log.md, run 29). Every byte arrives, nothing outside the
+// receive layouts changes, and the slots merge back on both sides.
+TEST(RndvGpu, SmallPushesTakeDeviceSlotsTheirSize) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    // Neither runs nor a pull: the sender packs into the receiver's slots.
+    ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "1048576"}, {"UCXDT_CUDA_IPC", "y"}, {"UCXDT_IPC_STRIDED_COPY", "n"},
+                  {"UCXDT_IPC_PULL_SIZE", "0"}};
+    Pair p{Config{1024, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    constexpr int kN = 24;
+    constexpr int64_t kBytes = 40960;  // 2,560 runs of two doubles
+    const auto t = L::vector(2560, 2, 3, dbl), u = L::vector(2560, 2, 5, dbl);
+    Type ht(*t), hu(*u);
+    std::vector<std::unique_ptr<Buffer>> src, dst;
+    std::vector<std::unique_ptr<Placed>> src_at, dst_at;
+    std::vector<std::vector<std::byte>> sent, poison;
+    for (int i = 0; i < kN; ++i) {
+        src.push_back(std::make_unique<Buffer>(*t, 1, 100 + i));
+        dst.push_back(std::make_unique<Buffer>(*u, 1, 300 + i));
+        sent.push_back(packed(*t, src.back()->ptr(), 1, kBytes));
+        poison.push_back(dst.back()->bytes);
+        src_at.push_back(std::make_unique<Placed>(*src.back(), Mem::cuda));
+        dst_at.push_back(std::make_unique<Placed>(*dst.back(), Mem::cuda));
+    }
+    std::vector<ucxdt_status_ptr_t> rreqs, sreqs;
+    for (int i = 0; i < kN; ++i) rreqs.push_back(ucxdt_tag_recv_nbx(p.w[1], dst_at[i]->ptr(), 1, hu.h, i, ~0ull, nullptr));
+    for (int i = 0; i < kN; ++i) sreqs.push_back(ucxdt_tag_send_nbx(p.ep[0], src_at[i]->ptr(), 1, ht.h, i, nullptr));
+    // The most receives holding device slots at once, until the last receive ends.
+    const ucxdt::rndv::Worker &receiver = internals(p.w[1]);
+    size_t peak = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (ucxdt_request_check_status(rreqs.back()) == UCXDT_INPROGRESS && std::chrono::steady_clock::now() < deadline) {
+        p.progress();
+        size_t holding = 0;
+        for (const auto &[id, r] : receiver.requests) holding += !r->is_send && r->push && !r->slots.empty();
+        peak = std::max(peak, holding);
+    }
+    for (int i = 0; i < kN; ++i) {
+        ASSERT_EQ(status_name(p.wait(rreqs[i])), status_name(UCXDT_OK)) << "receive " << i;
+        ASSERT_EQ(status_name(p.wait(sreqs[i])), status_name(UCXDT_OK)) << "send " << i;
+        dst_at[i]->fetch();
+        EXPECT_EQ(check_received(*u, 1, *dst[i], poison[i], sent[i], kBytes), "") << "message " << i;
+    }
+    EXPECT_EQ(receiver.ipc_pulls, 0u) << "a receive pulled: the test means the sender's pushes";
+    EXPECT_GT(peak, 4u) << "no more receives held device slots at once than the staging has whole slots";
+    for (int k = 0; k < 2; ++k)
+        for (const auto &[device, g] : internals(p.w[k]).gpus)
+            EXPECT_EQ(g->taken_bytes(), 0) << "worker " << k << " holds device slots after its requests ended";
+}
+
 // A window of GPU eager messages five times the staging slots (8): each send and each receive
 // holds a page-locked wire buffer until UCP is done with it, so both pools grow by a chunk of 8
 // at a time instead of packing and unpacking the rest synchronously through pageable memory. With
@@ -509,7 +563,7 @@ TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
                                          [](int) { return Mem::cuda; }));
     for (int k = 0; k < 2; ++k)
         for (const auto &[device, g] : internals(p.w[k]).gpus)
-            EXPECT_EQ(g->free_slots(), g->slots()) << "worker " << k << " holds device slots after its requests ended";
+            EXPECT_EQ(g->taken_bytes(), 0) << "worker " << k << " holds device slots after its requests ended";
     EXPECT_FALSE(internals(p.w[1]).gpus.empty()) << "the receiver never used device staging (push)";
     // The fragment model's round trip was measured on the sending endpoint.
     ASSERT_FALSE(internals(p.w[0]).eps.empty());
