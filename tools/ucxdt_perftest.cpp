@@ -166,7 +166,9 @@ void usage() {
         "                    unpack)\n"
         "     -D <send>[,<recv>]  layouts of sender and receiver (nas_mg_y); equal signatures\n"
         "                    are required. ',' inside a spec's parameters: use ';' to separate\n"
-        "                    the two layouts instead. -L lists them.\n"
+        "                    the two layouts instead. -L lists them; each name it lists,\n"
+        "                    size in parentheses, is a spec (\"wrf_x_sa\" alone is its first\n"
+        "                    size, 8x8)\n"
         "     -s <size>      the size parameter of the -D layouts that take one (n of\n"
         "                    submatrix/triangular/stair/transpose, count of vector/struct, an\n"
         "                    edge of nas_mg/milc/comb; -L tells which)\n"
@@ -230,10 +232,18 @@ void print_config() {
     ucp_cleanup(ctx);
 }
 
-// Splits "a,b" (or "a;b" when parameters contain commas) into the two sides.
+// Splits "a,b" (or "a;b" when parameters contain commas) into the two sides. A comma inside
+// parentheses never splits, so that every name -L lists, "nas_mg_x(514,258,258)" too, is a spec.
 void split_pair(const std::string &s, std::string *a, std::string *b) {
     size_t sep = s.find(';');
-    if (sep == std::string::npos && s.find(':') == std::string::npos) sep = s.find(',');
+    if (sep == std::string::npos && s.find(':') == std::string::npos) {
+        int depth = 0;
+        for (size_t i = 0; i < s.size() && sep == std::string::npos; ++i) {
+            if (s[i] == '(') ++depth;
+            else if (s[i] == ')') --depth;
+            else if (s[i] == ',' && depth == 0) sep = i;
+        }
+    }
     if (sep == std::string::npos) {
         *a = s, b->clear();
     } else {
