@@ -139,6 +139,12 @@
  *                          takes every message that came while the GPU was busy; an idle stream
  *                          launches at once. Copies by the copy engine and CUDA IPC pulls never
  *                          wait
+ *   UCXDT_GPU_STREAMS      streams per GPU for the rendezvous' GPU work (default 8, 1-64)
+ *   UCXDT_GPU_STREAM_SPLIT a message of this many packed bytes or more runs its GPU work on the
+ *                          next of those streams in turn, so that its kernel starts while the
+ *                          one before it drains; smaller messages share the first stream and
+ *                          its batched launches (default 3145728; 0: every message). One-sided
+ *                          operations of ucxdt_rma.h keep to the first stream
  *   UCXDT_HOST_FRAGS       am|get: how the fragments of a sender outside CUDA IPC travel, as
  *                          active messages or as the receiver's GETs (default am; the
  *                          sender's setting decides)

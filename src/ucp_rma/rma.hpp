@@ -249,7 +249,7 @@ private:
 
     struct GpuWait {
         rndv::Request *r;
-        cuda::DeviceStaging *dev;
+        cuda::WorkStream *stream;
         cudaEvent_t event;
         bool owns_event;  // false: a later wait of the same launch shares the event and gives it back
         ucxdt_status_t status;  // its launch failed
@@ -259,7 +259,7 @@ private:
     // (flush_launches): a window of small puts shares a launch and an event (UCXDT_GPU_BATCH)
     // where each paid its own.
     cuda::LaunchQueue<rndv::Request *> launching_;
-    void flush_launches(cuda::DeviceStaging *only = nullptr);
+    void flush_launches(cuda::WorkStream *only = nullptr);
     struct UcpDone {
         rndv::Request *r;
         ucs_status_t status;

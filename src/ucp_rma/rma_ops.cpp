@@ -81,7 +81,7 @@ Rma::Rma(rndv::Worker *w) : w_(w) {
 Rma::~Rma() {
     // The worker synchronized its streams: the events are complete.
     for (const GpuWait &g : gpu_)
-        if (g.owns_event) g.dev->give_event(g.event);
+        if (g.owns_event) g.stream->give_event(g.event);
     ucp_am_handler_param_t hp{};
     hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
     hp.id = UCXDT_UCP_AM_ID_RMA;
@@ -202,7 +202,8 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
     const bool remote_gpu = !cuda::ipc_on_device(k.ipc, device);
     char *target = region + (remote - k.address);
     if (ucxdt_status_t st = w_->gpu(device, &r->dev)) return st;
-    const cudaStream_t s = r->dev->stream();
+    r->stream = r->dev->stream(0);  // the first: its copies run in the order issued
+    const cudaStream_t s = r->stream->cuda_stream();
     const Plan &o = *r->plan, &t = *op->target;
     // A GPU origin copies strided runs into strided runs, or a block list into the same one,
     // queued for the next progress call; anything else launches now, after what is queued, so
@@ -225,7 +226,7 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
         st = transfer_on_gpu(t, target, op->pinned, 0, n, !op->put, device, s, false);
     } else if (strided || same) {
         // Into the stream's batch, launched by the next progress call with the others'.
-        cuda::LaunchBatch &b = r->dev->batch();
+        cuda::LaunchBatch &b = r->stream->batch();
         const cuda::LaunchBatch::Mark mark = b.mark();
         if (strided)
             st = op->put ? cuda::copy_layouts_async(o, origin, t, target, device, s, remote_gpu, &b)
@@ -239,7 +240,7 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
             return st;
         }
         ++r->ucp_ops;  // the GPU work, which the request outlives
-        if (launching_.add(r->dev, r) >= static_cast<size_t>(w_->cfg.gpu_batch)) flush_launches(r->dev);
+        if (launching_.add(r->stream, r) >= static_cast<size_t>(w_->cfg.gpu_batch)) flush_launches(r->stream);
         return UCXDT_OK;
     } else if (t.cls == UCXDT_PLAN_CONTIGUOUS) {
         // The target is the packed stream: the origin packs into it, or unpacks from it.
@@ -259,8 +260,8 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
         cudaStreamSynchronize(s);  // nothing of it may run once the request ends
         return st;
     }
-    GpuWait g{r, r->dev, nullptr, true, UCXDT_OK};
-    if (ucxdt_status_t e = r->dev->record(&g.event)) {
+    GpuWait g{r, r->stream, nullptr, true, UCXDT_OK};
+    if (ucxdt_status_t e = r->stream->record(&g.event)) {
         cudaStreamSynchronize(s);
         return e;
     }
@@ -270,12 +271,12 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
     return UCXDT_OK;
 }
 
-void Rma::flush_launches(cuda::DeviceStaging *only) {
+void Rma::flush_launches(cuda::WorkStream *only) {
     launching_.flush(
-        [this](cuda::DeviceStaging *dev, std::vector<Request *> &rs, cudaEvent_t event, ucxdt_status_t st) {
+        [this](cuda::WorkStream *ws, std::vector<Request *> &rs, cudaEvent_t event, ucxdt_status_t st) {
             if (!st) ++counters.ipc_events;
             for (size_t k = 0; k < rs.size(); ++k)
-                gpu_.push_back(GpuWait{rs[k], dev, event, event && k + 1 == rs.size(), st});
+                gpu_.push_back(GpuWait{rs[k], ws, event, event && k + 1 == rs.size(), st});
         },
         only);
 }
@@ -359,7 +360,7 @@ unsigned Rma::progress() {
         if (e == cudaErrorNotReady) break;
         gpu_.pop_front();
         complete_event = e == cudaSuccess && !g.owns_event ? g.event : nullptr;
-        if (g.owns_event) g.dev->give_event(g.event);
+        if (g.owns_event) g.stream->give_event(g.event);
         w_->op_done(g.r);
         if (g.status) {
             op_of(g.r)->error = g.status;

@@ -94,6 +94,8 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         c.ipc_pull = env_integer("UCXDT_IPC_PULL_SIZE", c.ipc_pull, 0, int64_t(1) << 40);
         c.gpu_batch = static_cast<int>(env_integer("UCXDT_GPU_BATCH", c.gpu_batch, 1, 1024));
         c.gpu_in_flight = static_cast<int>(env_integer("UCXDT_GPU_IN_FLIGHT", c.gpu_in_flight, 0, 1024));
+        c.gpu_streams = static_cast<int>(env_integer("UCXDT_GPU_STREAMS", c.gpu_streams, 1, 64));
+        c.gpu_stream_split = env_integer("UCXDT_GPU_STREAM_SPLIT", c.gpu_stream_split, 0, int64_t(1) << 40);
         c.ipc_eager = env_integer("UCXDT_IPC_EAGER_THRESHOLD", c.ipc_eager, 0, int64_t(64) << 20);
         c.ipc_same_layout = env_flag("UCXDT_IPC_SAME_LAYOUT_COPY", c.ipc_same_layout);
         // am|get, like UCX's enumerated settings; anything else keeps the default.
@@ -235,12 +237,14 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
                  "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_HOST_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\n"
                  "UCXDT_PIPELINE_DEPTH=%d\n"
                  "UCXDT_STAGING_SLOTS=%d\nUCXDT_WIRE_POOL_SIZE=%lld\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
-                 "UCXDT_IPC_STRIDED_COPY=%s\nUCXDT_IPC_PULL_SIZE=%lld\nUCXDT_IPC_EAGER_THRESHOLD=%lld\nUCXDT_GPU_BATCH=%d\nUCXDT_GPU_IN_FLIGHT=%d\nUCXDT_IPC_SAME_LAYOUT_COPY=%s\nUCXDT_HOST_FRAGS=%s\n"
+                 "UCXDT_IPC_STRIDED_COPY=%s\nUCXDT_IPC_PULL_SIZE=%lld\nUCXDT_IPC_EAGER_THRESHOLD=%lld\nUCXDT_GPU_BATCH=%d\nUCXDT_GPU_IN_FLIGHT=%d\nUCXDT_GPU_STREAMS=%d\n"
+                 "UCXDT_GPU_STREAM_SPLIT=%lld\nUCXDT_IPC_SAME_LAYOUT_COPY=%s\nUCXDT_HOST_FRAGS=%s\n"
                  "UCXDT_HOST_SHM=%s\n",
                  static_cast<long long>(c.eager), static_cast<long long>(c.host_eager),
                  static_cast<long long>(c.frag), c.depth, c.slots, static_cast<long long>(c.wire_pool),
                  c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), c.ipc_strided ? "y" : "n",
                  static_cast<long long>(c.ipc_pull), static_cast<long long>(c.ipc_eager), c.gpu_batch, c.gpu_in_flight,
+                 c.gpu_streams, static_cast<long long>(c.gpu_stream_split),
                  c.ipc_same_layout ? "y" : "n", c.host_am ? "am" : "get", c.host_shm ? "y" : "n");
     std::fputs(ucxdt::cuda::sharing_settings().c_str(), stream);
 }
@@ -317,11 +321,11 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
             char *m = w->wire_alloc(r, sizeof h + static_cast<size_t>(r->packed));
             std::memcpy(m, &h, sizeof h);
             if (r->wire_slot >= 0 && r->packed > 0) {
-                if (!w->gpu(r->gpu, &r->dev)) {
+                if (!w->gpu(r)) {
                     const ucxdt_status_t e = w->launch(r, GpuOp{GpuOp::send_tagged}, [&](const cudaStream_t *s) {
                         return move_bytes(r, s, m + sizeof h, 0, r->packed, true, false);
                     });
-                    if (e) cudaStreamSynchronize(r->dev->stream());  // nothing may write the slot after
+                    if (e) cudaStreamSynchronize(r->stream->cuda_stream());  // nothing may write the slot after
                     return e;
                 }
                 clear_error();  // no stream for r's GPU: packed synchronously

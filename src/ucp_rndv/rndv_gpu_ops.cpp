@@ -1,5 +1,5 @@
 // GPU work of the rendezvous and its completion. Packs, unpacks and copies of GPU layouts run on
-// the worker's stream of the layout's GPU (cuda::DeviceStaging) and record an event; progress
+// one of the worker's streams of the layout's GPU (cuda::DeviceStaging) and record an event; progress
 // polls the events in order and takes the protocol's next step when one completes: READY, ACK,
 // FIN or ATS, or the RTS of a host-staged send whose first fragments are packed. The CPU thus
 // never waits for the GPU, and UCP's progress (which serves the peer's GETs and active
@@ -17,7 +17,7 @@ ucxdt_status_t Worker::gpu(int device, cuda::DeviceStaging **out) {
     auto &g = gpus[device];
     if (!g) {
         cuda::DeviceStaging *made = nullptr;
-        if (ucxdt_status_t st = cuda::DeviceStaging::create(device, 2 * cfg.depth, cfg.ipc_frag_max, &made)) {
+        if (ucxdt_status_t st = cuda::DeviceStaging::create(device, 2 * cfg.depth, cfg.ipc_frag_max, cfg.gpu_streams, &made)) {
             gpus.erase(device);
             return st;
         }
@@ -27,23 +27,37 @@ ucxdt_status_t Worker::gpu(int device, cuda::DeviceStaging **out) {
     return UCXDT_OK;
 }
 
+ucxdt_status_t Worker::gpu(Request *r) {
+    if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return st;
+    if (!r->stream) {
+        // A large message's kernel then starts while the one before drains, where back to back
+        // on one stream each paid that (performance-log.md, run 30). Small ones keep sharing
+        // one stream's launches and events.
+        const int64_t bytes = r->is_send ? r->packed : r->hdr.packed;
+        const int n = r->dev->streams();
+        r->stream = r->dev->stream(bytes >= cfg.gpu_stream_split ? static_cast<int>(streams_taken++ % n) : 0);
+    }
+    return UCXDT_OK;
+}
+
 ucxdt_status_t Worker::launch(Request *r, GpuOp op, const GpuWork &work) {
     op.req = r;
-    if (r->dev) {
+    if (r->stream) {
         // A window of small messages issues many of these between progress calls: their kernels
         // share a launch and an event (cuda::LaunchQueue), where each paid its own (the host-
         // staged packs and unpacks, pulls; docs/performance.md, table c).
-        const cudaStream_t s = r->dev->stream();
-        const cuda::LaunchBatch::Mark mark = r->dev->batch().mark();
+        cuda::LaunchBatch &b = r->stream->batch();
+        const cudaStream_t s = r->stream->cuda_stream();
+        const cuda::LaunchBatch::Mark mark = b.mark();
         if (ucxdt_status_t st = work(&s)) {
-            r->dev->batch().rewind(mark);  // none of it may run once r has ended
+            b.rewind(mark);  // none of it may run once r has ended
             return st;
         }
-        if (!r->ipc && r->dev->batch().grew_since(mark)) r->dev->batch().host_link = true;  // host staging
-        op.dev = r->dev;
+        if (!r->ipc && b.grew_since(mark)) b.host_link = true;  // host staging
+        op.stream = r->stream;
         ++r->ucp_ops;
         ++gpu_launches;
-        if (launching.add(r->dev, op) >= static_cast<size_t>(cfg.gpu_batch)) flush_launches(r->dev);
+        if (launching.add(r->stream, op) >= static_cast<size_t>(cfg.gpu_batch)) flush_launches(r->stream);
         return UCXDT_OK;
     }
     if (ucxdt_status_t st = work(nullptr)) return st;  // host memory: synchronous
@@ -64,13 +78,13 @@ void Worker::launched(std::vector<GpuOp> &ops, cudaEvent_t event, ucxdt_status_t
 
 template <class Pred>
 void Worker::flush_launches_if(Pred &&launch_now) {
-    launching.flush_if([this](cuda::DeviceStaging *, std::vector<GpuOp> &ops, cudaEvent_t event,
+    launching.flush_if([this](cuda::WorkStream *, std::vector<GpuOp> &ops, cudaEvent_t event,
                               ucxdt_status_t st) { launched(ops, event, st); },
                        std::forward<Pred>(launch_now));
 }
 
-void Worker::flush_launches(cuda::DeviceStaging *only) {
-    flush_launches_if([only](cuda::DeviceStaging *dev) { return !only || dev == only; });
+void Worker::flush_launches(cuda::WorkStream *only) {
+    flush_launches_if([only](cuda::WorkStream *ws) { return !only || ws == only; });
 }
 
 void Worker::flush_idle_launches() {
@@ -83,32 +97,32 @@ void Worker::flush_idle_launches() {
     // performance-log.md, run 24); an idle stream launches at once. Pulls over CUDA IPC never
     // wait: their windows measured faster launched as they came (run 25). Operations without
     // kernels (copies already on the stream) only need their event, and never wait.
-    const auto busy = [this](cuda::DeviceStaging *dev) {
-        if (cfg.gpu_in_flight == 0 || dev->events_out() < cfg.gpu_in_flight || dev->batch().empty() ||
-            !dev->batch().host_link)
+    const auto busy = [this](cuda::WorkStream *ws) {
+        if (cfg.gpu_in_flight == 0 || ws->events_out() < cfg.gpu_in_flight || ws->batch().empty() ||
+            !ws->batch().host_link)
             return false;
         // Only while one of our operations awaits an event there, whose completion wakes this.
-        return std::any_of(gpu_ops.begin(), gpu_ops.end(), [dev](const GpuOp &op) { return op.dev == dev && op.event; });
+        return std::any_of(gpu_ops.begin(), gpu_ops.end(), [ws](const GpuOp &op) { return op.stream == ws && op.event; });
     };
-    flush_launches_if([&busy](cuda::DeviceStaging *dev) { return !busy(dev); });
+    flush_launches_if([&busy](cuda::WorkStream *ws) { return !busy(ws); });
 }
 
-void Worker::quiesce(cuda::DeviceStaging *dev) {
-    if (!launching.empty()) flush_launches(dev);
-    dev->synchronize();  // with copies another layer (one-sided) batched on this stream
+void Worker::quiesce(cuda::WorkStream *stream) {
+    if (!launching.empty()) flush_launches(stream);
+    stream->synchronize();  // with copies another layer (one-sided) batched on this stream
 }
 
 ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64_t offset,
                                  int64_t length, bool pack, bool peer) {
     if (s)
-        return transfer_on_gpu(*r->plan, r->buffer, packed, offset, length, pack, r->gpu, *s, peer, &r->dev->batch());
+        return transfer_on_gpu(*r->plan, r->buffer, packed, offset, length, pack, r->gpu, *s, peer, &r->stream->batch());
     return transfer(*r->plan, r->buffer, packed, offset, length, pack, nullptr, peer);
 }
 
 void Worker::send_fail(Request *r, ucxdt_status_t st) {
     // Nothing of it may still run once the receiver reads FIN (it then reuses its slots), nor once
     // our staging slots go back to the pool.
-    if (r->dev) quiesce(r->dev);
+    if (r->stream) quiesce(r->stream);
     if (r->rreq_id && !r->peer_lost) send_fin(r, st);
     complete(r, st);
 }
@@ -131,23 +145,23 @@ unsigned Worker::poll_gpu() {
     // order: once one is pending, the later ones of its stream are too, and querying them would
     // only cost driver calls (a window of messages queues many). Only the oldest is queried.
     // Ops of one launch share its event (flush_launches), queued together: one query serves them.
-    std::vector<const cuda::DeviceStaging *> pending;
+    std::vector<const cuda::WorkStream *> pending;
     cudaEvent_t complete_event = nullptr;
     for (const GpuOp &op : ops) {
         ucxdt_status_t st = op.status;
         if (op.event) {
-            const bool behind = std::find(pending.begin(), pending.end(), op.dev) != pending.end();
+            const bool behind = std::find(pending.begin(), pending.end(), op.stream) != pending.end();
             const cudaError_t e = behind                         ? cudaErrorNotReady
                                   : op.event == complete_event ? cudaSuccess
                                                                : cudaEventQuery(op.event);
             if (e == cudaErrorNotReady) {
-                if (!behind) pending.push_back(op.dev);
+                if (!behind) pending.push_back(op.stream);
                 later.push_back(op);
                 continue;
             }
             st = cuda::check(e, "GPU work of the rendezvous");
             complete_event = e == cudaSuccess && !op.owns_event ? op.event : nullptr;
-            if (op.owns_event) op.dev->give_event(op.event);
+            if (op.owns_event) op.stream->give_event(op.event);
         }
         ++n;
         Request *r = op.req;

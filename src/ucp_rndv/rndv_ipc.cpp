@@ -174,7 +174,7 @@ bool Worker::send_start_ipc(Request *r) {
         if (cuda::ipc_export(at(r->buffer, r->plan->base), &ref)) return clear_error(), false;
         h.frag = std::max<int64_t>(r->packed, 1);
     } else {
-        if (gpu(r->gpu, &r->dev) || r->dev->allocate()) return clear_error(), false;
+        if (gpu(r) || r->dev->allocate()) return clear_error(), false;
         ref = r->dev->ref();
         h.frag = ipc_frag(r);
         h.run_len = cfg.ipc_strided && offers_runs(*r->plan) ? r->plan->block_len : 0;
@@ -223,7 +223,7 @@ void Worker::send_on_rtr(const Event &e) {
     const double rtt = std::chrono::duration<double>(std::chrono::steady_clock::now() - r->tagged_at).count();
     if (r->ep->rtt_s <= 0 || rtt < r->ep->rtt_s) r->ep->rtt_s = rtt;
     r->rreq_id = h.rreq_id;
-    if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return send_fail(r, st);
+    if (ucxdt_status_t st = gpu(r)) return send_fail(r, st);
     if (!h.direct && !h.push) return send_ipc_stage(r);
     if (ucxdt_status_t st = map_peer(r, h.ref, r->ep->peer_uuid, r->ep->peer)) return send_fail(r, st);
     if (h.push) {
@@ -307,7 +307,7 @@ bool Worker::recv_start_ipc(Request *r) {
                                                           "(UCXDT_CUDA_IPC, or no GPU)")),
                true;
     if (r->gpu >= 0)
-        if (ucxdt_status_t st = gpu(r->gpu, &r->dev)) return recv_finish(r, st), true;
+        if (ucxdt_status_t st = gpu(r)) return recv_finish(r, st), true;
     if (r->hdr.contig) {
         // Straight from the sender's buffer.
         ucxdt_status_t mst = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p);
@@ -385,7 +385,7 @@ bool Worker::strided_pull(Request *r, const PeerInfo &p) {
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
         cuda::DeviceGuard g(r->gpu);
         if (ucxdt_status_t gs = g.status()) return gs;
-        return cuda::copy_layouts_async(from, r->peer_mem, to, to_buf, r->gpu, *s, r->peer_gpu, &r->dev->batch());
+        return cuda::copy_layouts_async(from, r->peer_mem, to, to_buf, r->gpu, *s, r->peer_gpu, &r->stream->batch());
     });
     if (st) recv_finish(r, st);
     return true;
@@ -404,7 +404,7 @@ bool Worker::same_layout_pull(Request *r, const PeerInfo &p) {
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
         cuda::DeviceGuard g(r->gpu);
         if (ucxdt_status_t gs = g.status()) return gs;
-        return cuda::copy_same_layout_async(pl, at(r->peer_mem, -pl.data_lo), r->buffer, r->gpu, *s, &r->dev->batch());
+        return cuda::copy_same_layout_async(pl, at(r->peer_mem, -pl.data_lo), r->buffer, r->gpu, *s, &r->stream->batch());
     });
     if (st) recv_finish(r, st);
     return true;

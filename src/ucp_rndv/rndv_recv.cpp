@@ -55,7 +55,7 @@ bool Worker::recv_matched(Request *r, const Event &e) {
         // GPU, and completes when that is done (gpu_done), so that a window of small receives
         // queues its unpacks back to back.
         if (r->wire_slot >= 0 && h.packed > 0) {
-            if (!gpu(r->gpu, &r->dev)) {
+            if (!gpu(r)) {
                 r->wire_busy = true;
                 const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_eager}, [&](const cudaStream_t *s) {
                     return move_bytes(r, s, const_cast<char *>(m) + sizeof h, 0, h.packed, false, false);
@@ -101,7 +101,7 @@ bool Worker::recv_matched(Request *r, const Event &e) {
 // Ends a matched rendezvous: ATS to the sender (its request completes with the same status),
 // then the receive itself.
 void Worker::recv_eager_done(Request *r, ucxdt_status_t st) {
-    if (st && r->dev) quiesce(r->dev);  // nothing may read the slot after
+    if (st && r->stream) quiesce(r->stream);  // nothing may read the slot after
     r->wire_busy = false;
     wire_free(r);
     complete(r, st);
@@ -109,7 +109,7 @@ void Worker::recv_eager_done(Request *r, ucxdt_status_t st) {
 
 void Worker::recv_finish(Request *r, ucxdt_status_t st) {
     // Failing, our own GPU work on the request must end before its slots and buffer are free.
-    if (st && r->dev) quiesce(r->dev);
+    if (st && r->stream) quiesce(r->stream);
     if (r->peer_lost || st == UCXDT_ERR_PEER_FAILURE) return complete(r, st);
     AmHeader ats{};
     ats.kind = AmKind::ats;
@@ -136,7 +136,7 @@ bool Worker::recv_advance(Request *r) {
         // The sender is on this node: read its slots in place if its staging maps here.
         r->peer_slots = peer_staging.map(r->peer, r->hdr.sender_uuid, r->hdr.remote_addr, r->hdr.staging_bytes,
                                          r->rkey_buf, r->gpu >= 0);
-        if (r->peer_slots && r->gpu >= 0 && gpu(r->gpu, &r->dev)) clear_error(), r->dev = nullptr;
+        if (r->peer_slots && r->gpu >= 0 && gpu(r)) clear_error();
     }
     if (!r->contig && !r->peer_slots && r->slots.empty() && r->frags_done < r->nfrags) {
         if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))

@@ -212,7 +212,7 @@ void Worker::send_start(Request *r) {
 
 void Worker::stage_on_gpu(Request *r) {
     if (r->dev || r->gpu < 0 || !r->pool || !r->pool->page_locked()) return;
-    if (gpu(r->gpu, &r->dev)) clear_error();  // staged synchronously then
+    if (gpu(r)) clear_error();  // staged synchronously then
 }
 
 void Worker::send_on_am(const AmHeader &h) {

@@ -51,6 +51,10 @@ struct Config {
                                       // that share a kernel launch and its event (1: each its own)
     int gpu_in_flight = 1;            // UCXDT_GPU_IN_FLIGHT: launches of a GPU's stream running before
                                       // its next kernels wait to share one launch (0: never wait)
+    int gpu_streams = 8;              // UCXDT_GPU_STREAMS: streams per GPU, which messages of
+    int64_t gpu_stream_split = 3 << 20;  // UCXDT_GPU_STREAM_SPLIT bytes or more take in turn;
+                                      // smaller ones share the first, and its launches (run 30:
+                                      // 4-8 MB messages gained, 0.5-2 MiB ones lost the batching)
     bool ipc_same_layout = true;      // UCXDT_IPC_SAME_LAYOUT_COPY: a block list into the same
                                       // block list, each byte to its own displacement
     bool host_am = true;              // UCXDT_HOST_FRAGS=am: a staged sender sends its fragments
@@ -118,9 +122,9 @@ struct Request {
     int gpu = -1;         // the GPU of the layout, -1 for host memory
     int64_t packed = 0;   // send: bytes sent; receive: capacity, then bytes received
     StagingPool *pool = nullptr;  // the worker's pool of this request's role, once slots are held
-    cuda::DeviceStaging *dev = nullptr;  // the stream of `gpu` for GPU work of the rendezvous
-                                         // (IPC path, or host staging of a GPU layout) and, for
-                                         // an IPC send, its device slots
+    cuda::DeviceStaging *dev = nullptr;  // what the worker keeps for `gpu` (IPC path, or host
+                                         // staging of a GPU layout): for an IPC send, its device slots
+    cuda::WorkStream *stream = nullptr;  // ... and of dev's streams, the one all of r's GPU work runs on
     std::vector<int> slots;       // staging slots held (send: filled or being refilled), in
                                   // the device staging when the request is on the IPC path
     int slot_level = 0;           // the size of those slots (staging_level: the pool's or device
@@ -227,7 +231,7 @@ struct Request {
 struct GpuOp {
     enum Kind { recv_all, recv_frag, recv_in_place, recv_eager, send_tagged, send_frag, send_all } kind;
     Request *req = nullptr;
-    cuda::DeviceStaging *dev = nullptr;  // whose stream and event
+    cuda::WorkStream *stream = nullptr;  // whose event
     cudaEvent_t event = nullptr;
     bool owns_event = true;  // false: a later op of the same launch shares the event and gives it back
     ucxdt_status_t status = UCXDT_OK;  // its launch failed (flush_launches)
@@ -329,6 +333,7 @@ struct Worker {
     // Host staging of senders on this node, mapped for in-place unpacking.
     PeerStaging peer_staging;
     std::unordered_map<int, std::unique_ptr<cuda::DeviceStaging>> gpus;
+    uint64_t streams_taken = 0;  // large messages that took a stream in turn (gpu(Request *))
     std::deque<GpuOp> gpu_ops;
     // Host-staged fragments received, by how they came (for tests and debugging).
     struct {
@@ -426,27 +431,30 @@ struct Worker {
     int64_t ipc_frag(const Request *r);  // the fragment size model (frag_model.hpp) for a send
 
     // GPU work of the rendezvous (rndv_gpu_ops.cpp).
-    /// The stream (and IPC staging) of GPU `device`, made on first use.
+    /// The streams and IPC staging of GPU `device`, made on first use.
     ucxdt_status_t gpu(int device, cuda::DeviceStaging **out);
+    /// Sets r->dev for r->gpu and, the first time, r->stream: a message of cfg.gpu_stream_split
+    /// bytes or more takes the next of dev's streams in turn, a smaller one the first.
+    ucxdt_status_t gpu(Request *r);
     /// Runs `work` on r's GPU stream (or synchronously when r has none) and queues `op`, whose
     /// completion gpu_done handles. On a stream, the work's kernels go into the stream's batch
-    /// (move_bytes, and the copies given r->dev->batch()), launched with other operations' by
+    /// (move_bytes, and the copies given r->stream->batch()), launched with other operations' by
     /// flush_launches, which records the event.
     using GpuWork = std::function<ucxdt_status_t(const cudaStream_t *)>;
     ucxdt_status_t launch(Request *r, GpuOp op, const GpuWork &work);
-    /// Launches the batches of the operations waiting in `launching` (only dev's when given), an
-    /// event behind each, and moves the operations to gpu_ops.
-    void flush_launches(cuda::DeviceStaging *only = nullptr);
+    /// Launches the batches of the operations waiting in `launching` (only `only`'s when given),
+    /// an event behind each, and moves the operations to gpu_ops.
+    void flush_launches(cuda::WorkStream *only = nullptr);
     /// As flush_launches, but a stream with cfg.gpu_in_flight launches running keeps its kernels
     /// waiting for the next (progress).
     void flush_idle_launches();
-    /// As flush_launches, for the streams for which launch_now(dev) is true.
+    /// As flush_launches, for the streams for which launch_now(stream) is true.
     template <class Pred>
     void flush_launches_if(Pred &&launch_now);
     /// gpu_ops takes the operations of one launch, `event` behind them (flush_launches).
     void launched(std::vector<GpuOp> &ops, cudaEvent_t event, ucxdt_status_t st);
-    /// Ends every GPU operation on dev's stream: what is batched is launched, then waited for.
-    void quiesce(cuda::DeviceStaging *dev);
+    /// Ends every GPU operation on `stream`: what is batched is launched, then waited for.
+    void quiesce(cuda::WorkStream *stream);
     unsigned poll_gpu();
     void gpu_done(const GpuOp &op);
     /// Ends a send that failed once it may have GPU work or a receiver: waits for the GPU work,
@@ -526,7 +534,7 @@ bool ucp_callback(Request *r, void *ucp_request);
 ucxdt_status_ptr_t error_ptr(ucxdt_status_t st);
 
 /// Moves packed bytes [offset, offset + length) of r's layout to or from `packed`: on stream *s
-/// when given (r's layout is on GPU r->gpu, *s is r->dev's stream, and kernels go into its
+/// when given (r's layout is on GPU r->gpu, *s is r->stream's, and kernels go into its
 /// batch: Worker::launch), else synchronously through transfer(). `peer`: the packed bytes are
 /// another GPU's memory.
 ucxdt_status_t move_bytes(Request *r, const cudaStream_t *s, char *packed, int64_t offset, int64_t length,

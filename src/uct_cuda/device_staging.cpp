@@ -4,67 +4,33 @@
 #include "uct_cuda/cuda_check.hpp"
 #include "uct_cuda/gpu_share.hpp"
 
+#include <algorithm>
+
 namespace ucxdt::cuda {
 
-ucxdt_status_t DeviceStaging::create(int device, int slots, int64_t slot_bytes, DeviceStaging **out) {
-    auto *d = new DeviceStaging;
+ucxdt_status_t DeviceStaging::create(int device, int slots, int64_t slot_bytes, int streams, DeviceStaging **out) {
+    std::unique_ptr<DeviceStaging> d(new DeviceStaging);
     d->device_ = device;
     d->slots_ = slots;
     d->slot_bytes_ = slot_bytes;
-    DeviceGuard g(device);
-    ucxdt_status_t st = g.status();
-    if (!st) st = create_stream(&d->stream_, "rendezvous");
-    if (st) {
-        delete d;
-        return st;
+    for (int i = 0; i < std::max(streams, 1); ++i) {
+        WorkStream *w = nullptr;
+        if (ucxdt_status_t st = WorkStream::create(device, "rendezvous", &w)) return st;
+        d->streams_.emplace_back(w);
     }
-    *out = d;
+    *out = d.release();
     return UCXDT_OK;
 }
 
 DeviceStaging::~DeviceStaging() {
+    streams_.clear();  // each waits for its work, which may use the slots
     DeviceGuard g(device_);
-    if (stream_) cudaStreamSynchronize(stream_), cudaStreamDestroy(stream_);
-    for (cudaEvent_t e : events_) cudaEventDestroy(e);
     if (base_) cudaFree(base_);
     cudaGetLastError();
 }
 
-ucxdt_status_t DeviceStaging::record(cudaEvent_t *event) {
-    DeviceGuard g(device_);
-    if (ucxdt_status_t st = g.status()) return st;
-    cudaEvent_t e = nullptr;
-    if (!events_.empty()) {
-        e = events_.back();
-        events_.pop_back();
-    } else if (ucxdt_status_t st = check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate")) {
-        return st;
-    }
-    if (ucxdt_status_t st = check(cudaEventRecord(e, stream_), "cudaEventRecord")) {
-        events_.push_back(e);
-        return st;
-    }
-    *event = e;
-    ++events_out_;
-    batch_.stream_busy = true;
-    return UCXDT_OK;
-}
-
-ucxdt_status_t DeviceStaging::launch_batch(cudaEvent_t *event) {
-    DeviceGuard g(device_);
-    ucxdt_status_t st = g.status();
-    if (!st && !batch_.empty()) st = batch_.launch(stream_);
-    batch_.clear();  // a failed launch's copies are dropped with it
-    if (!st) st = record(event);
-    if (st) cudaStreamSynchronize(stream_);
-    return st;
-}
-
 void DeviceStaging::synchronize() {
-    DeviceGuard g(device_);
-    if (!batch_.empty() && !g.status() && batch_.launch(stream_)) clear_error();
-    batch_.clear();
-    cudaStreamSynchronize(stream_);
+    for (auto &w : streams_) w->synchronize();
 }
 
 ucxdt_status_t DeviceStaging::allocate() {

@@ -573,6 +573,37 @@ TEST(RndvGpu, IpcManyOutstandingQueueForDeviceSlots) {
     }
 }
 
+// With UCXDT_GPU_STREAM_SPLIT=0 every message's GPU work takes the next of its GPU's streams, so
+// that the packs, pushes and unpacks of different messages run on four streams at once, over CUDA
+// IPC and through host staging. Every byte arrives, nothing outside the receive layouts changes,
+// and every stream's work is seen complete and every slot given back.
+TEST(RndvGpu, MessagesTakeTheStreamsInTurn) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the GPU streams are untested here";
+    for (const char *ipc : {"y", "n"}) {
+        ScopedEnv env{{"UCXDT_GPU_STREAM_SPLIT", "0"}, {"UCXDT_GPU_STREAMS", "4"},
+                      {"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", ipc}};
+        Pair p{Config{1024, 16384, 2, 8}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        // 320,000 bytes packed each: 5 fragments of 64 KiB over CUDA IPC, 20 of 16 KiB staged.
+        ASSERT_NO_FATAL_FAILURE(many_at_once(p, doubles(40000, false), L::vector(20000, 2, 3, dbl), 10, 320000, 500,
+                                             false, [](int) { return Mem::cuda; }));
+        for (int i = 0; i < 200; ++i) p.progress();
+        for (int k = 0; k < 2; ++k) {
+            const ucxdt::rndv::Worker &w = internals(p.w[k]);
+            EXPECT_GE(w.streams_taken, 10u) << "worker " << k << ", IPC " << ipc;
+            ASSERT_EQ(w.gpus.size(), 1u) << "worker " << k << ", IPC " << ipc;
+            const auto &g = *w.gpus.begin()->second;
+            ASSERT_EQ(g.streams(), 4) << "worker " << k;
+            EXPECT_EQ(g.taken_bytes(), 0) << "worker " << k << " holds device slots after its requests ended";
+            for (int s = 0; s < g.streams(); ++s)
+                EXPECT_EQ(g.stream(s)->events_out(), 0) << "worker " << k << ", stream " << s << ", IPC " << ipc;
+        }
+    }
+    ScopedEnv env{{"UCXDT_GPU_STREAM_SPLIT", "0"}};
+    gpu_path_cases(true);
+}
+
 // A strided send into a strided receive whose runs have the same length: each run is copied
 // into the receive layout (the strided kernel, or one 2-D copy), by the receiver from the
 // sender's layout up to UCXDT_IPC_PULL_SIZE packed bytes (pull), else by the sender, and the
@@ -858,7 +889,7 @@ TEST(RndvGpu, HostStagedUnpacksWaitForABusyStream) {
         const ucxdt::rndv::Worker &w = internals(p.w[1]);
         ASSERT_EQ(w.gpus.size(), 1u) << what;
         Gate gate;
-        ASSERT_EQ(cudaLaunchHostFunc(w.gpus.begin()->second->stream(), Gate::hold, &gate), cudaSuccess);
+        ASSERT_EQ(cudaLaunchHostFunc(w.gpus.begin()->second->stream(0)->cuda_stream(), Gate::hold, &gate), cudaSuccess);
         const uint64_t launches = w.gpu_launches, events = w.gpu_events;
         std::vector<ucxdt_status_ptr_t> sreqs, rreqs;
         for (int i = 0; i < n; ++i) {
@@ -1429,6 +1460,23 @@ TEST(RndvWorker, WirePoolSize) {
     ScopedEnv env{{"UCXDT_WIRE_POOL_SIZE", "65536"}};
     c = worker_config(Config{});
     EXPECT_TRUE(has_line(c, "UCXDT_WIRE_POOL_SIZE=65536")) << c;
+}
+
+// Eight streams per GPU, and messages of 3 MiB or more taking them in turn, by default; the
+// environment sets either, and a count outside 1-64 keeps the default.
+TEST(RndvWorker, GpuStreamSettings) {
+    unsetenv("UCXDT_GPU_STREAMS");
+    unsetenv("UCXDT_GPU_STREAM_SPLIT");
+    std::string c = worker_config(Config{});
+    EXPECT_TRUE(has_line(c, "UCXDT_GPU_STREAMS=8") && has_line(c, "UCXDT_GPU_STREAM_SPLIT=3145728")) << c;
+    {
+        ScopedEnv env{{"UCXDT_GPU_STREAMS", "2"}, {"UCXDT_GPU_STREAM_SPLIT", "0"}};
+        c = worker_config(Config{});
+        EXPECT_TRUE(has_line(c, "UCXDT_GPU_STREAMS=2") && has_line(c, "UCXDT_GPU_STREAM_SPLIT=0")) << c;
+    }
+    ScopedEnv env{{"UCXDT_GPU_STREAMS", "0"}};
+    c = worker_config(Config{});
+    EXPECT_TRUE(has_line(c, "UCXDT_GPU_STREAMS=8")) << c;
 }
 
 // With the default thresholds a 40 KiB host message goes eagerly, packed and unpacked by UCP's
