@@ -118,7 +118,10 @@
  *   UCXDT_IPC_PULL_SIZE    up to this many packed bytes, that run-by-run copy, and the
  *                          copy of a block list into the same block list, is the receiver's,
  *                          from the sender's layout, which saves the receiver's reply before it
- *                          (default 1048576; 0: never; both sides' setting must allow it)
+ *                          (default 1048576; 0: never; both sides' setting must allow it). A
+ *                          contiguous message into a contiguous GPU receive is the receiver's
+ *                          copy up to this size (its setting) and the sender's above it: the
+ *                          copy engines write a peer GPU faster than they read one
  *   UCXDT_IPC_EAGER_THRESHOLD  a GPU message that the receiver could pull (a strided or
  *                          block-list layout up to UCXDT_IPC_PULL_SIZE, to a peer on the CUDA
  *                          IPC path) goes eager only up to this many bytes, below the eager

@@ -308,8 +308,19 @@ bool Worker::recv_start_ipc(Request *r) {
                true;
     if (r->gpu >= 0)
         if (ucxdt_status_t st = gpu(r)) return recv_finish(r, st), true;
-    if (r->hdr.contig) {
-        // Straight from the sender's buffer.
+    AmHeader rtr{};
+    rtr.kind = AmKind::rtr;
+    rtr.sreq_id = r->hdr.sreq_id;
+    rtr.rreq_id = r->id;
+    // A contiguous message up to cfg.ipc_pull bytes is copied straight from the sender's buffer
+    // (one round trip). A larger one into a contiguous GPU receive, the sender writes (RTR with
+    // our buffer, then FIN): the copy engines write a peer at 337-347 GB/s and read one at
+    // 275-295 (8 MB; performance-log.md, run 30).
+    const auto export_dense = [&] {
+        return r->dense && r->gpu >= 0 && (!cuda::ipc_export(at(r->buffer, r->plan->base), &rtr.ref) || (clear_error(), false));
+    };
+    const bool sender_writes = r->hdr.contig && r->hdr.packed > cfg.ipc_pull && export_dense();
+    if (r->hdr.contig && !sender_writes) {
         ucxdt_status_t mst = map_peer(r, r->peer_ref, r->hdr.sender_uuid, p);
         if (!mst) mst = peer_reach(r, 0, r->hdr.packed);
         if (mst) return recv_finish(r, mst), true;
@@ -320,15 +331,11 @@ bool Worker::recv_start_ipc(Request *r) {
         if (st) recv_finish(r, st);
         return true;
     }
-    if (strided_pull(r, p) || same_layout_pull(r, p)) return true;
-    AmHeader rtr{};
-    rtr.kind = AmKind::rtr;
-    rtr.sreq_id = r->hdr.sreq_id;
-    rtr.rreq_id = r->id;
+    if (strided_pull(r, p) || same_layout_pull(r, p)) return true;  // never offered by a contiguous send
     StridedShape shape{};
-    if (r->dense && r->gpu >= 0 && !cuda::ipc_export(at(r->buffer, r->plan->base), &rtr.ref)) {
+    if (sender_writes || export_dense()) {
         rtr.direct = 1;
-    } else if (clear_error(), strided_offer(r, &rtr, &shape)) {
+    } else if (strided_offer(r, &rtr, &shape)) {
         rtr.direct = 2;
     } else if (same_layout_offer(r, &rtr)) {
         rtr.direct = 3;

@@ -604,6 +604,43 @@ TEST(RndvGpu, MessagesTakeTheStreamsInTurn) {
     gpu_path_cases(true);
 }
 
+// A contiguous GPU message into a contiguous GPU receive over CUDA IPC: up to
+// UCXDT_IPC_PULL_SIZE bytes the receiver copies it from the sender's buffer (RTS, ATS); above,
+// the sender writes it into the receive buffer (RTS, RTR, FIN, ATS), since the copy engines
+// write a peer faster than they read one. A receive in host memory still copies. Every byte
+// arrives, and nothing past the message changes.
+TEST(RndvGpu, LargeContiguousMessagesAreWrittenBySender) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    using ucxdt::rndv::AmKind;
+    ScopedEnv env{{"UCXDT_CUDA_IPC", "y"}, {"UCXDT_IPC_PULL_SIZE", "65536"}};
+    Pair p{Config{1024, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    const ucxdt::rndv::Worker &s = internals(p.w[0]), &r = internals(p.w[1]);
+    const auto sent = [](const ucxdt::rndv::Worker &w, AmKind k) { return w.control_sent[static_cast<size_t>(k)]; };
+    struct Case {
+        int64_t doubles;
+        Mem rmem;
+        uint64_t rtrs;  // RTRs the receive sends
+    };
+    // 32,000 B: pulled; 320,000 B: written; 320,000 B into host memory: copied; then 320,000 B
+    // into a larger receive: written, and the bytes past it keep their poison.
+    const Case cases[] = {{4000, Mem::cuda, 0}, {40000, Mem::cuda, 1}, {40000, Mem::host, 0}};
+    for (const Case &c : cases) {
+        const std::string what = std::to_string(c.doubles * 8) + " B into " + (c.rmem == Mem::cuda ? "GPU" : "host") + " memory";
+        const uint64_t rtr0 = sent(r, AmKind::rtr), fin0 = sent(s, AmKind::fin);
+        EXPECT_EQ(run_case(p, doubles(c.doubles, true), doubles(c.doubles, true), 1, 0x700 + c.doubles, false,
+                           Mem::cuda, c.rmem), "") << what;
+        EXPECT_EQ(sent(r, AmKind::rtr) - rtr0, c.rtrs) << what;
+        EXPECT_EQ(sent(s, AmKind::fin) - fin0, c.rtrs) << what;
+    }
+    const uint64_t rtr0 = sent(r, AmKind::rtr);
+    const auto rows = L::contiguous(8000, dbl);  // 64,000 B: five sent, six posted
+    EXPECT_EQ(run_case(p, rows, rows, 5, 0x7a0, false, Mem::cuda, Mem::cuda, -1, 6), "")
+        << "320,000 B into a receive of 384,000 B";
+    EXPECT_EQ(sent(r, AmKind::rtr) - rtr0, 1u) << "320,000 B into a receive of 384,000 B";
+}
+
 // A strided send into a strided receive whose runs have the same length: each run is copied
 // into the receive layout (the strided kernel, or one 2-D copy), by the receiver from the
 // sender's layout up to UCXDT_IPC_PULL_SIZE packed bytes (pull), else by the sender, and the
