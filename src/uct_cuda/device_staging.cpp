@@ -2,7 +2,6 @@
 
 #include "base/error.hpp"
 #include "uct_cuda/cuda_check.hpp"
-#include "uct_cuda/gpu_share.hpp"
 
 #include <algorithm>
 
