@@ -318,19 +318,20 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
             // A GPU layout packs into page-locked memory with zero copy (wire_alloc), on the
             // worker's stream of its GPU; the message goes once that is done (gpu_done), so that
             // a window of small sends queues its packs back to back instead of waiting for each.
-            char *m = w->wire_alloc(r, sizeof h + static_cast<size_t>(r->packed));
-            std::memcpy(m, &h, sizeof h);
+            char *m = w->wire_alloc(r, kEagerHeaderBytes + static_cast<size_t>(r->packed));
+            std::memcpy(m, &h, kEagerHeaderBytes);
+            char *data = m + kEagerHeaderBytes;
             if (r->wire_slot >= 0 && r->packed > 0) {
                 if (!w->gpu(r)) {
                     const ucxdt_status_t e = w->launch(r, GpuOp{GpuOp::send_tagged}, [&](const cudaStream_t *s) {
-                        return move_bytes(r, s, m + sizeof h, 0, r->packed, true, false);
+                        return move_bytes(r, s, data, 0, r->packed, true, false);
                     });
                     if (e) cudaStreamSynchronize(r->stream->cuda_stream());  // nothing may write the slot after
                     return e;
                 }
                 clear_error();  // no stream for r's GPU: packed synchronously
             }
-            if (ucxdt_status_t e = move_bytes(r, nullptr, m + sizeof h, 0, r->packed, true, false)) return e;
+            if (ucxdt_status_t e = move_bytes(r, nullptr, data, 0, r->packed, true, false)) return e;
             return w->send_tagged(r);
         }
         w->send_start(r);

@@ -21,31 +21,31 @@ ucxdt_status_t check_signature(const Request *r, const TagHeader &h) {
 
 bool Worker::recv_matched(Request *r, const Event &e) {
     r->sender_tag = e.sender_tag;
-    if (e.length < sizeof(TagHeader)) {
-        complete(r, fail(UCXDT_ERR_UCX, "a message without a ucxdt header matched the receive"));
-        return true;
-    }
     const char *m = wire_data(r);
     if (!r->by_wire_dt) {
-        std::memcpy(&r->hdr, m, sizeof r->hdr);
-    } else if (!r->wire_spilled) {  // the header alone arrived, into hdr (wire_dt.cpp)
-        if (r->hdr_got < sizeof(TagHeader)) {
-            complete(r, fail(UCXDT_ERR_UCX, "a message without a ucxdt header matched the receive"));
-            return true;
+        // The kind, among the eager header's fields, says how long the header is.
+        r->hdr_got = std::min(e.length, kEagerHeaderBytes);
+        std::memcpy(&r->hdr, m, r->hdr_got);
+        if (r->hdr_got == kEagerHeaderBytes && r->hdr.kind != TagKind::eager) {
+            r->hdr_got = std::min(e.length, sizeof r->hdr);
+            std::memcpy(&r->hdr, m, r->hdr_got);
         }
+    } else if (!r->wire_spilled && r->hdr_got >= header_bytes(r->hdr.kind)) {
+        // The header alone arrived, into hdr (wire_dt.cpp).
         char *landing = wire_alloc(r, landing_bytes(cfg));
-        std::memcpy(landing, &r->hdr, sizeof r->hdr);
+        std::memcpy(landing, &r->hdr, header_bytes(r->hdr.kind));
         m = landing;
     }
     const TagHeader &h = r->hdr;
-    if (h.magic != kMagic) {
+    const size_t hb = header_bytes(h.kind);
+    if (e.length < kEagerHeaderBytes || r->hdr_got < hb || h.magic != kMagic) {
         complete(r, fail(UCXDT_ERR_UCX, "a message without a ucxdt header matched the receive"));
         return true;
     }
     const ucxdt_status_t sig = r->wire_direct ? UCXDT_OK : check_signature(r, h);  // direct: checked
     if (h.kind == TagKind::eager) {
         if (sig) return complete(r, sig), true;
-        if (e.length != sizeof h + static_cast<size_t>(h.packed)) {
+        if (e.length != hb + static_cast<size_t>(h.packed)) {
             complete(r, fail(UCXDT_ERR_UCX, "eager message of the wrong length"));
             return true;
         }
@@ -58,14 +58,14 @@ bool Worker::recv_matched(Request *r, const Event &e) {
             if (!gpu(r)) {
                 r->wire_busy = true;
                 const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_eager}, [&](const cudaStream_t *s) {
-                    return move_bytes(r, s, const_cast<char *>(m) + sizeof h, 0, h.packed, false, false);
+                    return move_bytes(r, s, const_cast<char *>(m) + hb, 0, h.packed, false, false);
                 });
                 if (st) recv_eager_done(r, st);
                 return true;
             }
             clear_error();  // no stream for r's GPU: unpacked synchronously
         }
-        complete(r, move_bytes(r, nullptr, const_cast<char *>(m) + sizeof h, 0, h.packed, false, false));
+        complete(r, move_bytes(r, nullptr, const_cast<char *>(m) + hb, 0, h.packed, false, false));
         return true;
     }
     // RTS: keep the slot list and the rkey (or IPC reference); the tagged message goes.

@@ -1,5 +1,6 @@
 // Messages of the datatype-aware rendezvous (include/ucxdt/ucxdt_ucp.h). The first message of a
-// transfer is tagged with the user's tag: a TagHeader followed by the packed data (EAGER) or by
+// transfer is tagged with the user's tag: a TagHeader (its first kEagerHeaderBytes bytes for
+// EAGER) followed by the packed data (EAGER) or by
 // the initial slot list and the packed rkey (RTS), or by the IPC reference of the sender's data
 // or device staging (RTS of the CUDA IPC path). Everything else is a UCP active message whose
 // header is an AmHeader and which carries no data, but for an RTR's StridedShape and the
@@ -8,6 +9,7 @@
 
 #include "uct_cuda/ipc.hpp"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ucxdt::rndv {
@@ -51,6 +53,15 @@ struct TagHeader {
                             // data byte (Plan::data_lo), for a receive of the same block list,
                             // and the shape is empty (ndims 0)
 };
+
+/// An eager message carries the header's fields up to sig_length, all that its receiver reads,
+/// then its data. With the whole header an 8,192-byte host message outgrew UCX 1.13's
+/// shared-memory eager limit (8,256 bytes with UCP's own header) and went by UCP's rendezvous,
+/// where UCP's generic datatype path sends it eagerly.
+constexpr size_t kEagerHeaderBytes = offsetof(TagHeader, frag);
+static_assert(kEagerHeaderBytes == 48, "the eager header is TagHeader's first six fields");
+/// Bytes of the header that a message of `kind` carries.
+constexpr size_t header_bytes(TagKind kind) { return kind == TagKind::eager ? kEagerHeaderBytes : sizeof(TagHeader); }
 
 /// A strided layout (STRIDED plan, kernels::kMaxDims dims at most): runs of block_len bytes at
 /// a reference plus the displacement of their index by `dims` (outermost first, innermost

@@ -98,9 +98,10 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     // A host eager send that UCP has yet to pack (canceled, failed) would read the layout after
     // the caller has it back: the message is copied now, and UCP packs from the copy.
     if (r->is_send && r->by_wire_dt && r->ucp_ops > 0 && !r->wire_copied) {
-        char *m = wire_alloc(r, sizeof(TagHeader) + static_cast<size_t>(r->packed));
-        std::memcpy(m, &r->hdr, sizeof(TagHeader));
-        if (move_bytes(r, nullptr, m + sizeof(TagHeader), 0, r->packed, true, false) == UCXDT_OK) r->wire_copied = true;
+        const size_t hb = header_bytes(r->hdr.kind);
+        char *m = wire_alloc(r, hb + static_cast<size_t>(r->packed));
+        std::memcpy(m, &r->hdr, hb);
+        if (move_bytes(r, nullptr, m + hb, 0, r->packed, true, false) == UCXDT_OK) r->wire_copied = true;
         else clear_error();  // then UCP packs zeros after the header: the layout is not read
     }
     r->status = status;

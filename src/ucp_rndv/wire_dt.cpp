@@ -11,6 +11,7 @@
 #include "ucp_dt/cpu_engine.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -19,7 +20,10 @@ namespace ucxdt::rndv {
 
 namespace {
 
-constexpr size_t kHeader = sizeof(TagHeader);
+constexpr size_t kKindAt = offsetof(TagHeader, kind);
+
+// The header's length once its kind has arrived (header_bytes), the longest until then.
+size_t header_len(const Request *r) { return r->hdr_got > kKindAt ? header_bytes(r->hdr.kind) : sizeof(TagHeader); }
 
 void *start_pack(void *, const void *buffer, size_t) { return const_cast<void *>(buffer); }
 void *start_unpack(void *, void *buffer, size_t) { return buffer; }
@@ -28,24 +32,24 @@ void *start_unpack(void *, void *buffer, size_t) { return buffer; }
 // a longer message with UCS_ERR_MESSAGE_TRUNCATED.
 size_t packed_size(void *state) {
     const auto *r = static_cast<const Request *>(state);
-    return r->is_send ? kHeader + static_cast<size_t>(r->packed) : landing_bytes(r->worker->cfg);
+    return r->is_send ? header_bytes(r->hdr.kind) + static_cast<size_t>(r->packed) : landing_bytes(r->worker->cfg);
 }
 
 size_t pack(void *state, size_t offset, void *dest, size_t max_length) {
     auto *r = static_cast<Request *>(state);
-    const size_t total = kHeader + static_cast<size_t>(r->packed);
+    const size_t hb = header_bytes(r->hdr.kind), total = hb + static_cast<size_t>(r->packed);
     const size_t n = offset < total ? std::min(max_length, total - offset) : 0;
     char *d = static_cast<char *>(dest);
     if (r->wire_copied) return std::memcpy(d, r->wire.data() + offset, n), n;  // Worker::complete
     size_t done = 0;
-    if (offset < kHeader) {
-        done = std::min(n, kHeader - offset);
+    if (offset < hb) {
+        done = std::min(n, hb - offset);
         std::memcpy(d, reinterpret_cast<const char *>(&r->hdr) + offset, done);
     }
     if (done < n && r->status != UCXDT_INPROGRESS) {
         std::memset(d + done, 0, n - done);  // ended and not copied: the layout is the caller's again
     } else if (done < n) {
-        cpu::pack(*r->plan, r->buffer, static_cast<int64_t>(offset + done - kHeader), static_cast<int64_t>(n - done),
+        cpu::pack(*r->plan, r->buffer, static_cast<int64_t>(offset + done - hb), static_cast<int64_t>(n - done),
                   d + done);
     }
     return n;
@@ -63,17 +67,20 @@ ucs_status_t unpack(void *state, size_t offset, const void *src, size_t length) 
                                                        // buffer is the caller's again
     if (offset + length > landing_bytes(w->cfg)) return UCS_ERR_MESSAGE_TRUNCATED;
     const char *p = static_cast<const char *>(src);
-    if (offset < kHeader) {
-        const size_t n = std::min(length, kHeader - offset);
+    // The header first, up to its kind byte and then to the length that the kind gives.
+    while (length > 0 && offset < header_len(r)) {
+        const size_t upto = r->hdr_got > kKindAt || offset > kKindAt ? header_len(r) : kKindAt + 1;
+        const size_t n = std::min(length, upto - offset);
         std::memcpy(reinterpret_cast<char *>(&r->hdr) + offset, p, n);
         if (r->wire_spilled) std::memcpy(r->wire.data() + offset, p, n);
         r->hdr_got += n;
         offset += n, p += n, length -= n;
     }
     if (length == 0) return UCS_OK;
-    if (!r->wire_spilled && r->hdr_got == kHeader && (r->wire_direct || direct(r))) {  // checked once
+    const size_t hb = header_len(r);
+    if (!r->wire_spilled && r->hdr_got == hb && (r->wire_direct || direct(r))) {  // checked once
         // Bytes past the sent size are a wrong length, which recv_matched reports.
-        const int64_t lo = static_cast<int64_t>(offset - kHeader);
+        const int64_t lo = static_cast<int64_t>(offset - hb);
         const int64_t n = std::min<int64_t>(static_cast<int64_t>(length), r->hdr.packed - lo);
         if (n > 0) cpu::unpack(*r->plan, r->buffer, lo, n, p);
         r->wire_direct = true;
@@ -81,7 +88,7 @@ ucs_status_t unpack(void *state, size_t offset, const void *src, size_t length) 
     }
     if (!r->wire_spilled) {  // from here on the message lives in `wire`, the header included
         char *landing = w->wire_alloc(r, landing_bytes(w->cfg));
-        std::memcpy(landing, &r->hdr, kHeader);
+        std::memcpy(landing, &r->hdr, hb);
         r->wire_spilled = true;
     }
     std::memcpy(r->wire.data() + offset, p, length);

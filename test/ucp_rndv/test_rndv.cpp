@@ -1037,7 +1037,7 @@ TEST(RndvLifetime, DestroyWhileUcpHoldsASend) {
     if (recv) ucp_request_free(recv);
     for (int i = 0; i < 200; ++i) ucp_worker_progress(u.w[0]), ucp_worker_progress(u.w[1]);
     double first = 0;
-    std::memcpy(&first, landing.data() + sizeof(ucxdt::rndv::TagHeader), sizeof first);
+    std::memcpy(&first, landing.data() + ucxdt::rndv::kEagerHeaderBytes, sizeof first);
     EXPECT_EQ(first, 1.5) << "the message UCP delivered after the worker's destruction";
     ucxdt_ep_destroy(ep[1]);
     ucxdt_worker_destroy(w[1]);
@@ -1514,6 +1514,57 @@ TEST(RndvWorker, GpuStreamSettings) {
     ScopedEnv env{{"UCXDT_GPU_STREAMS", "0"}};
     c = worker_config(Config{});
     EXPECT_TRUE(has_line(c, "UCXDT_GPU_STREAMS=8")) << c;
+}
+
+// An eager message is the header's first 48 bytes and the packed data, so that an 8,192-byte host
+// message (8,240 bytes) fits UCX 1.13's shared-memory eager limit of 8,256 bytes with UCP's
+// header, as UCP's own generic-datatype message does; the whole 112-byte header pushed it into
+// UCP's rendezvous. A plain UCP receive takes the message: its length, header and data.
+TEST(RndvEager, EagerMessagesCarryTheEagerHeader) {
+    using ucxdt::rndv::TagHeader;
+    T::UcpPair u;
+    ASSERT_EQ(u.open(UCP_FEATURE_TAG | UCP_FEATURE_AM), "");
+    ucxdt_worker_h w[2] = {};
+    ucxdt_ep_h ep[2] = {};
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(T::create_rndv_worker(u.ctx, u.w[i], Config{-1, 16384, 2, 8}, &w[i]), "");
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(T::create_rndv_ep(w[i], u.ep[i], &ep[i]), "");
+    for (int i = 0; i < 200; ++i) ucxdt_worker_progress(w[0]), ucxdt_worker_progress(w[1]);
+    Type t(*L::vector(1024, 1, 2, dbl));  // 8,192 packed bytes, every other double
+    std::vector<double> src(2048);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<double>(i);
+    std::vector<char> landing(1 << 16);
+    ucp_request_param_t rp{};
+    void *recv = ucp_tag_recv_nbx(u.w[1], landing.data(), landing.size(), 0x78, ~0ull, &rp);
+    ASSERT_FALSE(UCS_PTR_IS_ERR(recv));
+    ucxdt_status_ptr_t send = ucxdt_tag_send_nbx(ep[0], src.data(), 1, t.h, 0x78, nullptr);
+    ASSERT_FALSE(UCXDT_PTR_IS_ERR(send)) << ucxdt_last_error();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (recv && ucp_request_check_status(recv) == UCS_INPROGRESS && std::chrono::steady_clock::now() < deadline)
+        ucxdt_worker_progress(w[0]), ucxdt_worker_progress(w[1]);
+    ASSERT_TRUE(recv != nullptr && ucp_request_check_status(recv) == UCS_OK) << "the message did not arrive";
+    ucp_tag_recv_info_t info{};
+    ASSERT_EQ(ucp_tag_recv_request_test(recv, &info), UCS_OK);
+    ucp_request_free(recv);
+    EXPECT_EQ(info.length, ucxdt::rndv::kEagerHeaderBytes + 8192);
+    TagHeader h{};
+    std::memcpy(&h, landing.data(), ucxdt::rndv::kEagerHeaderBytes);
+    EXPECT_EQ(h.magic, ucxdt::rndv::kMagic);
+    EXPECT_EQ(h.kind, ucxdt::rndv::TagKind::eager);
+    EXPECT_EQ(h.packed, 8192);
+    for (int i = 0; i < 1024; ++i) {
+        double v = -1;
+        std::memcpy(&v, landing.data() + ucxdt::rndv::kEagerHeaderBytes + 8 * i, sizeof v);
+        ASSERT_EQ(v, static_cast<double>(2 * i)) << "packed double " << i;
+    }
+    if (send) {  // NULL: UCP sent it at once
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (ucxdt_request_check_status(send) == UCXDT_INPROGRESS && std::chrono::steady_clock::now() < until)
+            ucxdt_worker_progress(w[0]), ucxdt_worker_progress(w[1]);
+        EXPECT_EQ(ucxdt_request_check_status(send), UCXDT_OK);
+        ucxdt_request_free(send);
+    }
+    for (int i = 0; i < 2; ++i) ucxdt_ep_destroy(ep[i]);
+    for (int i = 0; i < 2; ++i) ucxdt_worker_destroy(w[i]);
 }
 
 // With the default thresholds a 40 KiB host message goes eagerly, packed and unpacked by UCP's
