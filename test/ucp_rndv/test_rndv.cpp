@@ -100,6 +100,9 @@ L::TypeDescPtr doubles(int64_t n, bool contig) {
     return contig ? L::contiguous(n, dbl) : L::vector(n / 4, 4, 6, dbl);
 }
 
+// Control messages of kind k that worker w has sent.
+uint64_t sent(const ucxdt::rndv::Worker &w, ucxdt::rndv::AmKind k) { return w.control_sent[static_cast<size_t>(k)]; }
+
 // ---- The four layouts of a rendezvous, and eager ------------------------------------------
 
 TEST_F(Rndv, EagerAndEveryRendezvousLayout) {
@@ -617,7 +620,6 @@ TEST(RndvGpu, LargeContiguousMessagesAreWrittenBySender) {
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
     const ucxdt::rndv::Worker &s = internals(p.w[0]), &r = internals(p.w[1]);
-    const auto sent = [](const ucxdt::rndv::Worker &w, AmKind k) { return w.control_sent[static_cast<size_t>(k)]; };
     struct Case {
         int64_t doubles;
         Mem rmem;
@@ -980,8 +982,7 @@ TEST(RndvGpu, HostStagedRtsNamesItsSlots) {
         const std::string what = maps ? "the receiver maps the sender's staging" : "the receiver does not map it";
         ASSERT_NO_FATAL_FAILURE(window_of_kinds(p, kinds, n, what));
         const ucxdt::rndv::Worker &s = internals(p.w[0]), &r = internals(p.w[1]);
-        const auto sent = [](const ucxdt::rndv::Worker &w, AmKind k) { return w.control_sent[static_cast<size_t>(k)]; };
-        EXPECT_EQ(sent(r, AmKind::ats), uint64_t{n}) << what;
+            EXPECT_EQ(sent(r, AmKind::ats), uint64_t{n}) << what;
         EXPECT_EQ(sent(s, AmKind::fin), 0u) << what;
         if (maps) {  // only the two-fragment messages take RTR, READY and ACK
             EXPECT_EQ(r.host_frags.in_place, frags) << what;
