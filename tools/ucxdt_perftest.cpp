@@ -80,6 +80,16 @@ struct Peer {
     uint64_t events = 0, seen_events = 0;
     double activity = now_s();  // when `events` last changed, as watch() saw it
     double last_check = 0;      // of the socket, while transfers are in flight
+    // Called while this side waits out of band, once UCP is up: UCP progress. UCP completes a
+    // send once the transport has its bytes, and TCP may still hold some of them, which only
+    // progress sends: a sender that stopped driving UCP at a barrier left its peer waiting for
+    // the end of the message (the first generic-path message over TCP, run 31).
+    void (*drive)() = nullptr;
+    // Where this side is, for the error: the iteration (warm-up ones are negative) and the
+    // messages it has in flight.
+    bool in_run = false;
+    long iter = 0;
+    size_t in_flight = 0;
 } g_peer;
 
 void abort_ucp();  // force-closes the endpoint of a failed peer (the Ucp below)
@@ -90,6 +100,8 @@ void abort_ucp();  // force-closes the endpoint of a failed peer (the Ucp below)
     va_start(ap, fmt);
     std::fprintf(stderr, "ucxdt_perftest: error: peer %s ", g_peer.name.c_str());
     std::vfprintf(stderr, fmt, ap);
+    if (g_peer.in_run)
+        std::fprintf(stderr, " (at iteration %ld, %zu message(s) in flight)", g_peer.iter, g_peer.in_flight);
     std::fprintf(stderr, "\n");
     va_end(ap);
     std::fflush(stderr);
@@ -408,9 +420,11 @@ void sock_wait(int fd, short events, const char *what) {
         const double left = deadline - now_s();
         if (left <= 0) die_peer("did not answer within %g s (-T) %s", g_peer.timeout_s, what);
         pollfd p{fd, events, 0};
-        const int r = ::poll(&p, 1, static_cast<int>(std::min(std::ceil(left * 1000), 60000.0)));
+        // Driving UCP, it polls without blocking.
+        const int r = ::poll(&p, 1, g_peer.drive ? 0 : static_cast<int>(std::min(std::ceil(left * 1000), 60000.0)));
         if (r > 0) return;  // ready, or closed: the send or recv tells which
         if (r < 0 && errno != EINTR) die("out-of-band socket: poll: %s", std::strerror(errno));
+        if (g_peer.drive) g_peer.drive();
     }
 }
 void sock_write(int fd, const void *data, size_t n, const char *what) {
@@ -670,6 +684,10 @@ struct Ucp {
     void progress() {
         if (ep_status != UCS_OK) die_peer("failed: UCP reports %s on the endpoint", ucs_status_string(ep_status));
         if ((++spins & 63) == 0) watch();
+        drive();
+    }
+    // UCP's progress alone: what the out-of-band waits call (g_peer.drive), bounded by -T there.
+    void drive() {
         if (dw) ucxdt_worker_progress(dw);
         else ucp_worker_progress(worker);
     }
@@ -763,7 +781,9 @@ bool reap(Ucp &u, Pending &m, const Mem &stage) {
     return true;
 }
 void finish(Ucp &u, Pending m, const Mem &stage) {
+    g_peer.in_flight = 1;
     while (!reap(u, m, stage)) u.progress();
+    g_peer.in_flight = 0;
 }
 void send_side(Ucp &u, const Params &p, Side &s, ucp_datatype_t dt, const Mem &stage) {
     finish(u, post_send(u, p, s, dt, stage), stage);
@@ -812,6 +832,7 @@ struct Window {
     template <typename Complete>
     void reap_oldest(Result &r, Complete &&complete) {
         Pending &m = flight.front();
+        g_peer.in_flight = flight.size();
         complete(m);
         const double t = now_s();
         if (m.iter >= 0) r.lat_us.push_back((t - std::max(m.posted, last_done)) * 1e6);
@@ -829,6 +850,7 @@ struct Window {
         const double posted = now_s();
         flight.push_back(post());
         flight.back().iter = iter, flight.back().posted = posted;
+        g_peer.in_flight = flight.size();
     }
 };
 
@@ -845,6 +867,7 @@ void run_bw(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, 
     };
     auto drain = [&] { win.drain(r, complete); };
     for (long i = -p.warmup; i <= p.iters; ++i) {
+        g_peer.in_run = true, g_peer.iter = i;
         if (i == 0) drain(), t_start = win.last_done = now_s();
         if (i == p.iters) {
             // The timed run ends when the receiver has every message.
@@ -918,6 +941,7 @@ void run_rma(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client,
                   "while sending the rkey");
         ucxdt_rkey_buffer_release(rkey);
         for (long i = -p.warmup; i <= p.iters; ++i) {
+            g_peer.in_run = true, g_peer.iter = i;
             if (!checked(p, i)) continue;
             if (put) rcv.fill_poison();
             else rcv.fill_pattern(i);
@@ -948,6 +972,7 @@ void run_rma(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client,
         u.wait(Pending{ucxdt_ep_flush_nbx(u.dep, nullptr), true, "ucxdt_ep_flush_nbx"});
     };
     for (long i = -p.warmup; i <= p.iters; ++i) {
+        g_peer.in_run = true, g_peer.iter = i;
         if (i == 0) drain_and_flush(), t_start = win.last_done = now_s();
         if (i == p.iters) drain_and_flush(), t_end = now_s();
         const bool chk = checked(p, i);
@@ -994,6 +1019,7 @@ void run_lat(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, Side *echo, 
     Progress prog;
     double excluded = 0, t_start = 0, t_end = 0;
     for (long i = -p.warmup; i <= p.iters; ++i) {
+        g_peer.in_run = true, g_peer.iter = i;
         if (i == 0) t_start = now_s();
         if (i == p.iters) t_end = now_s();
         const bool chk = checked(p, i);
@@ -1320,6 +1346,7 @@ int main(int argc, char **argv) {
         g_ucp = &u;
         u.init(fd, p.path == "pipeline", p.err_mode == "peer");
         if (p.path == "generic") u.make_dts(snd.type, rcv.type);
+        g_peer.drive = [] { if (g_ucp) g_ucp->drive(); };
         // Both endpoints exist before any data.
         send_blob(fd, "ready", "while connecting"), recv_blob(fd, "while connecting");
         if (p.test == "tag_lat" && client) echo.init(p.send_spec, p.send_mem);
@@ -1338,7 +1365,7 @@ int main(int argc, char **argv) {
             send_blob(fd, std::to_string(r.checks) + "\n" + r.failure, "while sending the verification report");
         }
         send_blob(fd, "done", "at the end"), recv_blob(fd, "at the end");
-        g_ucp = nullptr, g_peer.fd = -1;
+        g_ucp = nullptr, g_peer.fd = -1, g_peer.drive = nullptr;
         u.close();
         ::close(fd);
     }
