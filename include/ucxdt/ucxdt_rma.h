@@ -14,8 +14,9 @@
  * memory).
  *
  * Paths, chosen per operation:
- *   - the target region is CUDA device memory on this node (same host, boot and network
- *     namespace; UCXDT_CUDA_IPC not off), and the origin layout is on a GPU: the region is
+ *   - the target region is CUDA device memory that UCX's cuda_ipc would reach (one node by
+ *     UCX's system ID, cuda_ipc in both contexts and, where UCP reports it, on the endpoint;
+ *     UCXDT_CUDA_IPC not off on either side), and the origin layout is on a GPU: the region is
  *     mapped by CUDA IPC (once per region, cached) and the origin's GPU copies the origin
  *     layout straight into the target layout, or out of it for a get: one strided copy when
  *     both are strided with runs of one length, one byte-for-byte copy for equal block lists,

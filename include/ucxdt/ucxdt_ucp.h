@@ -39,10 +39,13 @@
  * meanwhile.
  *
  * GPU layouts (device or managed memory) are never handed to UCP's RMA: UCP 1.13 GETs device
- * memory only through emulation that reads it with the CPU. Between processes of one node (same
- * host, boot and network namespace, told by the HELLO) a sender whose layout is in device
- * memory uses CUDA IPC instead: its RTS carries an IPC handle of its contiguous buffer, which the
- * receiver copies or unpacks straight from, or of device staging slots. A non-contiguous sender
+ * memory only through emulation that reads it with the CPU. Between processes that UCX's own
+ * cuda_ipc transport would join, a sender whose layout is in device memory uses CUDA IPC
+ * instead: both contexts have cuda_ipc (UCX_TLS), the HELLO shows one node as UCX identifies it
+ * (ucs_get_system_id(), the boot ID: network namespaces and containers of one host are one node),
+ * and where UCP reports an endpoint's transports (UCX >= 1.14) one of them is cuda_ipc. Then
+ * its RTS carries an IPC handle of its contiguous buffer, which the receiver copies or unpacks
+ * straight from, or of device staging slots. A non-contiguous sender
  * waits for the receiver's RTR: a contiguous GPU receiver passes its own buffer, which the
  * sender packs straight into; a strided GPU receiver whose runs have the length of the
  * sender's strided runs passes its buffer and layout, and the sender copies each run into it
@@ -105,7 +108,8 @@
  *   UCXDT_WIRE_POOL_SIZE   bytes of page-locked memory that the tagged messages of GPU
  *                          layouts may take per worker, for sends and for receives each
  *                          (default 8 MiB; at least UCXDT_STAGING_SLOTS messages either way)
- *   UCXDT_CUDA_IPC         y/n: the CUDA IPC path between GPU layouts of one node (default y)
+ *   UCXDT_CUDA_IPC         y/n: the CUDA IPC path between GPU layouts of one node (default y;
+ *                          off, whatever it says, in a UCP context without UCX's cuda_ipc)
  *   UCXDT_IPC_FRAG_SIZE    bytes of the largest IPC fragment (default 32 MiB); a message of P
  *                          bytes is cut into about sqrt(P / 10 MB) fragments (one below 22 MB),
  *                          which balances overlap against per-fragment costs (rndv_ipc.cpp).

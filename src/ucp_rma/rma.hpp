@@ -23,7 +23,7 @@ namespace ucxdt::rma {
 /// A packed rkey (ucxdt_rkey_pack): this header, then UCP's packed rkey of the region.
 struct RkeyWire {
     static constexpr uint32_t kMagic = 0x6b727875;  // "uxrk"
-    static constexpr uint16_t kVersion = 1;
+    static constexpr uint16_t kVersion = 2;
     uint32_t magic;
     uint16_t version;
     uint16_t device;        // 1: the region is CUDA device memory
@@ -31,8 +31,10 @@ struct RkeyWire {
     uint64_t length;        // bytes
     uint64_t node;          // the exporter's node (rndv::node_identity())
     uint64_t worker_uuid;   // the exporting worker, which keys IPC mappings
-    int32_t pid;
-    uint32_t has_ipc;       // 1: `ipc` references the region's first byte
+    uint64_t process;       // the exporting process (rndv::process_identity())
+    uint32_t has_ipc;       // 1: `ipc` references the region's first byte, and the exporter
+                            // uses CUDA IPC (its worker's Config::ipc)
+    uint32_t pad;
     cuda::IpcRef ipc;
     uint64_t ucp_rkey_bytes;
 };
@@ -53,6 +55,7 @@ struct Rkey {
     rndv::Ep *ep = nullptr;
     RkeyWire wire{};
     ucp_rkey_h ucp_rkey = nullptr;
+    bool ipc = false;  // a device region the origin copies into over CUDA IPC (Worker::ipc_reaches)
 };
 
 class Rma;

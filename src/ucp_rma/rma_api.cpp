@@ -131,8 +131,8 @@ ucxdt_status_t ucxdt_rkey_pack(ucxdt_mem_h memh, void **rkey_buffer, size_t *siz
         k.length = memh->length;
         k.node = memh->worker->node;
         k.worker_uuid = memh->worker->uuid;
-        k.pid = memh->worker->pid;
-        k.has_ipc = memh->has_ipc ? 1 : 0;
+        k.process = memh->worker->process;
+        k.has_ipc = memh->has_ipc && memh->worker->cfg.ipc ? 1 : 0;
         k.ipc = memh->ipc;
         k.ucp_rkey_bytes = ucp_len;
         auto *out = static_cast<char *>(std::malloc(sizeof k + ucp_len));
@@ -163,6 +163,8 @@ ucxdt_status_t ucxdt_ep_rkey_unpack(ucxdt_ep_h ep, const void *rkey_buffer, size
         auto out = std::make_unique<ucxdt_rkey>();
         out->ep = ep;
         out->wire = k;
+        out->ipc = k.device && k.has_ipc &&
+                   ep->worker->ipc_reaches(ep->ucp_ep, k.node, k.process, true);
         if (k.device ? k.ucp_rkey_bytes != 0 : k.ucp_rkey_bytes == 0)
             return fail(UCXDT_ERR_INVALID_PARAM, "rkey_buffer's UCP part does not fit its memory type");
         const void *ucp_part = static_cast<const char *>(rkey_buffer) + sizeof k;

@@ -120,7 +120,7 @@ ucxdt_status_t Rma::start(Request *r, const Rkey &rkey, uint64_t remote) {
     // A device region on this node is the origin GPU's to copy into (CUDA IPC). Elsewhere UCX
     // 1.13 would reach it with the CPU (RMA emulated over active messages without GPUDirect
     // RDMA), so the target's worker unpacks it.
-    if (k.device && k.has_ipc && w_->cfg.ipc && k.node == w_->node) return start_ipc(r, rkey, remote);
+    if (k.device && k.has_ipc && rkey.ipc) return start_ipc(r, rkey, remote);
     return choose(*r, k.device != 0) == Path::AM ? start_am(r, remote) : start_ucp(r, rkey, remote);
 }
 
@@ -193,7 +193,7 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
     cuda::DeviceGuard guard(device);
     if (ucxdt_status_t st = guard.status()) return st;
     char *region = nullptr;
-    if (ucxdt_status_t st = w_->imports->map(k.worker_uuid, k.ipc, device, k.pid == w_->pid, &region)) return st;
+    if (ucxdt_status_t st = w_->imports->map(k.worker_uuid, k.ipc, device, k.process == w_->process, &region)) return st;
     // complete() unmaps it.
     r->peer_ref = k.ipc;
     r->peer_mem = region;

@@ -12,8 +12,8 @@
 #include <cstring>
 #include <algorithm>
 #include <random>
+#include <string>
 
-#include <unistd.h>
 
 using namespace ucxdt;
 using namespace ucxdt::rndv;
@@ -89,6 +89,8 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         c.slots = static_cast<int>(env_integer("UCXDT_STAGING_SLOTS", c.slots));
         c.wire_pool = env_integer("UCXDT_WIRE_POOL_SIZE", c.wire_pool, 0, int64_t(1) << 30);
         c.ipc = env_flag("UCXDT_CUDA_IPC", c.ipc) && cuda::gpu_present();
+        // As UCX would: only through a context that UCX_TLS left its cuda_ipc transport.
+        if (c.ipc && !context_transports(params->ucp_context).count("cuda_ipc")) c.ipc = false;
         c.ipc_frag_max = env_integer("UCXDT_IPC_FRAG_SIZE", c.ipc_frag_max, 4096, int64_t(1) << 30);
         c.ipc_strided = env_flag("UCXDT_IPC_STRIDED_COPY", c.ipc_strided);
         c.ipc_pull = env_integer("UCXDT_IPC_PULL_SIZE", c.ipc_pull, 0, int64_t(1) << 40);
@@ -121,7 +123,7 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         w->ucp_context = params->ucp_context;
         w->cfg = c;
         w->node = node_identity();
-        w->pid = static_cast<int32_t>(getpid());
+        w->process = process_identity();
         std::random_device rd;
         w->uuid = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
                   static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -247,6 +249,10 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
                  c.gpu_streams, static_cast<long long>(c.gpu_stream_split),
                  c.ipc_same_layout ? "y" : "n", c.host_am ? "am" : "get", c.host_shm ? "y" : "n");
     std::fputs(ucxdt::cuda::sharing_settings().c_str(), stream);
+    // What UCX_TLS left the context: CUDA IPC needs its cuda_ipc (ucx_reach.hpp).
+    std::string tls;
+    for (const std::string &t : context_transports(worker->ucp_context)) tls += " " + t;
+    std::fprintf(stream, "# UCX transports of the context:%s\n", tls.c_str());
 }
 
 ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params, ucxdt_ep_h *ep) {

@@ -139,7 +139,7 @@ ucxdt_status_t Worker::map_peer(Request *r, const cuda::IpcRef &ref, uint64_t uu
     if (device < 0)
         if (ucxdt_status_t st = cuda::check(cudaGetDevice(&device), "cudaGetDevice")) return st;
     char *mem = nullptr;
-    if (ucxdt_status_t st = imports->map(uuid, ref, device, p.pid == pid, &mem)) return st;
+    if (ucxdt_status_t st = imports->map(uuid, ref, device, p.process == process, &mem)) return st;
     r->peer_ref = ref;
     r->peer_mem = mem;
     r->map_device = device;
@@ -302,9 +302,10 @@ bool Worker::recv_start_ipc(Request *r) {
     const auto pi = peers.find(r->hdr.sender_uuid);
     const PeerInfo p = pi->second;
     r->ipc = true;
-    if (!ipc_peer(p))
+    // The sender's choice stands wherever this worker can map its memory.
+    if (!cfg.ipc || p.node != node)
         return recv_finish(r, fail(UCXDT_ERR_UNSUPPORTED, "the sender chose CUDA IPC, which this worker does not use "
-                                                          "(UCXDT_CUDA_IPC, or no GPU)")),
+                                                          "(UCXDT_CUDA_IPC, UCX_TLS without cuda_ipc, or no GPU)")),
                true;
     if (r->gpu >= 0)
         if (ucxdt_status_t st = gpu(r)) return recv_finish(r, st), true;

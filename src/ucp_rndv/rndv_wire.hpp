@@ -79,7 +79,7 @@ struct StridedShape {
 };
 
 enum class AmKind : uint8_t {
-    hello = 1,        // introduces the sending worker: uuid, node, pid, ipc, ep_id (sent with
+    hello = 1,        // introduces the sending worker: uuid, node, process, ipc, ep_id (sent with
                       // UCP_AM_SEND_FLAG_REPLY)
     ready = 2,        // to the receiver: fragment `frag_index` is ready in sender slot `slot`
     ack = 3,          // to the sender: fragment `frag_index` was fetched, its slot may be reused;
@@ -115,8 +115,8 @@ struct AmHeader {
     uint64_t rreq_id;
     int64_t frag_index;
     int32_t slot;
-    int32_t pid;        // hello: the sending process
-    uint64_t node;      // hello: the sending node (host, boot and network namespace)
+    uint64_t process;   // hello: the sending process (process_identity())
+    uint64_t node;      // hello: the sending node (node_identity(): UCX's)
     uint64_t ep_id;     // hello: the ucxdt endpoint that sent it
     uint64_t offset;    // ready (IPC path): byte offset of the slot in the sender's staging;
                         // rtr with direct == 3: the displacement that `ref` points at;

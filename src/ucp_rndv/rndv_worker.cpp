@@ -4,31 +4,12 @@
 #include "ucp_dt/api_util.hpp"
 #include "ucp_pack/transfer.hpp"
 
-#include <fstream>
 #include <iterator>
 #include <new>
 #include <string>
 
-#include <unistd.h>
 
 namespace ucxdt::rndv {
-
-uint64_t node_identity() {
-    std::string id;
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    id += host;
-    if (std::ifstream boot("/proc/sys/kernel/random/boot_id"); boot) {
-        std::string b;
-        std::getline(boot, b);
-        id += "|" + b;
-    }
-    char ns[128] = {};
-    if (readlink("/proc/self/ns/net", ns, sizeof ns - 1) > 0) id += std::string("|") + ns;
-    uint64_t h = 1469598103934665603ull;  // FNV-1a
-    for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
-    return h;
-}
 
 namespace {
 
@@ -303,9 +284,14 @@ AmHeader Worker::hello(AmKind kind) const {
     h.kind = kind;
     h.uuid = uuid;
     h.node = node;
-    h.pid = pid;
+    h.process = process;
     h.ipc = cfg.ipc ? 1 : 0;
     return h;
+}
+
+bool Worker::ipc_reaches(ucp_ep_h ep, uint64_t peer_node, uint64_t peer_process, bool peer_ipc) const {
+    if (!cfg.ipc || !peer_ipc || peer_node != node) return false;
+    return peer_process == process || ep_has_transport(ep, "cuda_ipc") != 0;
 }
 
 unsigned Worker::progress() {
@@ -354,7 +340,8 @@ unsigned Worker::progress() {
             case Event::am_message:
                 switch (e.am.kind) {
                 case AmKind::hello: {
-                    peers[e.am.uuid] = PeerInfo{e.reply_ep, e.am.node, e.am.pid, e.am.ipc != 0};
+                    peers[e.am.uuid] = PeerInfo{e.reply_ep, e.am.node, e.am.process,
+                                                ipc_reaches(e.reply_ep, e.am.node, e.am.process, e.am.ipc != 0)};
                     AmHeader reply = hello(AmKind::hello_reply);
                     reply.ep_id = e.am.ep_id;
                     send_am(e.reply_ep, reply, false);
@@ -363,7 +350,8 @@ unsigned Worker::progress() {
                 case AmKind::hello_reply:
                     if (const auto it = eps.find(e.am.ep_id); it != eps.end()) {
                         Ep *ep = it->second;
-                        ep->peer = PeerInfo{ep->ucp_ep, e.am.node, e.am.pid, e.am.ipc != 0};
+                        ep->peer = PeerInfo{ep->ucp_ep, e.am.node, e.am.process,
+                                            ipc_reaches(ep->ucp_ep, e.am.node, e.am.process, e.am.ipc != 0)};
                         ep->peer_uuid = e.am.uuid;
                         ep->peer_known = true;
                     }

@@ -12,6 +12,7 @@
 #include "ucp_rndv/wire_pool.hpp"
 #include "uct_cuda/device_staging.hpp"
 #include "uct_cuda/ipc.hpp"
+#include "ucp_rndv/ucx_reach.hpp"
 #include "uct_cuda/launch_queue.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
@@ -71,10 +72,6 @@ size_t send_wire_bytes(const Config &c);
 
 struct Worker;
 struct Ep;
-
-/// This node, as far as CUDA IPC is concerned: a hash of the host name, the boot ID and the
-/// network namespace (so that processes in separate namespaces stand in for separate nodes).
-uint64_t node_identity();
 
 /// The state of a request of a layer above the rendezvous (ucp_rma's one-sided operations,
 /// which are requests of this worker too, so that their status, callbacks, freeing and peer
@@ -275,9 +272,9 @@ void frag_op_posted(ucs_status_ptr_t s, FragOp *op);
 /// A peer worker as its HELLO or HELLO reply describes it.
 struct PeerInfo {
     ucp_ep_h ep = nullptr;  // to reach it (the HELLO's reply endpoint)
-    uint64_t node = 0;
-    int32_t pid = 0;
-    bool ipc = false;
+    uint64_t node = 0;      // node_identity() of its process
+    uint64_t process = 0;   // process_identity() of its process
+    bool ipc = false;       // this worker sends to it over CUDA IPC (Worker::ipc_reaches)
 };
 
 struct Ep {
@@ -306,8 +303,8 @@ struct Worker {
     uint64_t uuid = 0;
     uint64_t next_id = 1;
     std::unordered_map<uint64_t, Request *> requests;     // every live request by id
-    uint64_t node = 0;                                    // this node (see node_identity())
-    int32_t pid = 0;
+    uint64_t node = 0;                                    // this node (ucx_reach.hpp)
+    uint64_t process = 0;                                 // this process (ucx_reach.hpp)
     std::unordered_map<uint64_t, PeerInfo> peers;         // worker uuid -> how to reach it
     std::unordered_map<uint64_t, Ep *> eps;               // ucxdt endpoints by id
     uint64_t next_ep_id = 1;
@@ -402,7 +399,13 @@ struct Worker {
     unsigned progress();
 
     // The CUDA IPC path (rndv_ipc.cpp).
-    bool ipc_peer(const PeerInfo &p) const { return cfg.ipc && p.ipc && p.node == node; }
+    /// Whether this worker reaches a peer worker's GPU memory over CUDA IPC, the peer being on
+    /// `peer_node` in `peer_process`, reached by `ep`, with CUDA IPC on there (`peer_ipc`): both
+    /// workers use it (UCXDT_CUDA_IPC, and a context that UCX_TLS left UCX's cuda_ipc), they
+    /// share UCX's node, and where UCP reports the endpoint's transports, one of them is
+    /// cuda_ipc (workers of one process need none).
+    bool ipc_reaches(ucp_ep_h ep, uint64_t peer_node, uint64_t peer_process, bool peer_ipc) const;
+    bool ipc_peer(const PeerInfo &p) const { return p.ipc; }
     bool send_start_ipc(Request *r);         // false: the host path serves it
     void send_on_rtr(const Event &e);
     void send_ipc_stage(Request *r);         // takes device slots, packs the first fragments

@@ -351,8 +351,9 @@ TEST(RndvHostFrags, AckOfASlotNotHeldIsDropped) {
 
 // GPU layouts between the workers of one process, with the peers' HELLOs exchanged first.
 // CUDA IPC on (64 KiB fragments, so that transfers cycle the device slots) or off (host staging).
-void gpu_path_cases(bool ipc) {
-    ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", ipc ? "y" : "n"}};
+// `setting`: UCXDT_CUDA_IPC's value, when the path is not its doing (UCX_TLS's).
+void gpu_path_cases(bool ipc, const char *setting = nullptr) {
+    ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "65536"}, {"UCXDT_CUDA_IPC", setting ? setting : ipc ? "y" : "n"}};
     Pair p{Config{1024, 16384, 2, 8}};
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
@@ -401,6 +402,18 @@ TEST(RndvGpu, IpcPathAllLayoutsAndMixedMemory) {
 TEST(RndvGpu, HostStagedPathWhenIpcIsOff) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
     gpu_path_cases(false);
+}
+
+// UCX_TLS without cuda_ipc: UCX would not join the workers by CUDA IPC, and neither does ucxdt,
+// whatever UCXDT_CUDA_IPC says (src/ucp_rndv/ucx_reach.hpp). With cuda_ipc named, it does.
+TEST(RndvGpu, HostStagedPathWhereUcxTlsHasNoCudaIpc) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the host-staged GPU path is untested here";
+    {
+        ScopedEnv tls{{"UCX_TLS", "tcp,cuda_copy"}};
+        gpu_path_cases(false, "y");
+    }
+    ScopedEnv tls{{"UCX_TLS", "tcp,cuda_copy,cuda_ipc"}};
+    gpu_path_cases(true);
 }
 
 // n messages of t at once from GPU memory into u (GPU memory, or host memory for those that
