@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace ucxdt::testing {
@@ -34,6 +36,24 @@ inline std::string create_rndv_worker(ucp_context_h ctx, ucp_worker_h worker, co
     wp.depth = c.depth;
     wp.staging_slots = c.slots;
     return ucxdt_worker_create(&wp, out) == UCXDT_OK ? "" : std::string("ucxdt_worker_create: ") + ucxdt_last_error();
+}
+
+/// The printed configuration (ucxdt_worker_print_config) of a worker made with `c` on a new
+/// UCP context, under the environment as it is; or what failed.
+inline std::string worker_config(const RndvConfig &c) {
+    UcpPair ucp;
+    if (std::string e = ucp.open(UCP_FEATURE_TAG | UCP_FEATURE_AM); !e.empty()) return e;
+    ucxdt_worker_h w = nullptr;
+    if (std::string e = create_rndv_worker(ucp.ctx, ucp.w[0], c, &w); !e.empty()) return e;
+    char *buf = nullptr;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    ucxdt_worker_print_config(w, f);
+    std::fclose(f);
+    std::string out(buf, size);
+    std::free(buf);
+    ucxdt_worker_destroy(w);
+    return out;
 }
 
 inline std::string create_rndv_ep(ucxdt_worker_h w, ucp_ep_h ucp_ep, ucxdt_ep_h *out) {

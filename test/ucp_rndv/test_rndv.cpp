@@ -44,6 +44,7 @@ constexpr auto kTimeout = std::chrono::seconds(60);
 using Config = T::RndvConfig;
 using T::ScopedEnv;
 using T::status_name;
+using T::worker_config;
 
 using Pair = T::RndvPair;
 
@@ -1458,23 +1459,6 @@ TEST(RndvWorker, SendRejectsBadArguments) {
 }
 
 // ---- Eager thresholds by memory kind ---------------------------------------------------------
-
-// The printed configuration of a worker made with `c` under the environment as it is.
-std::string worker_config(const Config &c) {
-    T::UcpPair ucp;
-    if (std::string e = ucp.open(UCP_FEATURE_TAG | UCP_FEATURE_AM); !e.empty()) return e;
-    ucxdt_worker_h w = nullptr;
-    if (std::string e = T::create_rndv_worker(ucp.ctx, ucp.w[0], c, &w); !e.empty()) return e;
-    char *buf = nullptr;
-    size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    ucxdt_worker_print_config(w, f);
-    std::fclose(f);
-    std::string out(buf, size);
-    std::free(buf);
-    ucxdt_worker_destroy(w);
-    return out;
-}
 
 bool has_line(const std::string &config, const std::string &line) {
     return config.find(line + "\n") != std::string::npos;

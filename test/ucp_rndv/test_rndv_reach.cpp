@@ -5,7 +5,6 @@
 #include "support/rndv_support.hpp"
 #include "support/scoped_env.hpp"
 #include "support/two_process.hpp"
-#include "support/ucp_pair.hpp"
 #include "ucp_rndv/rndv_worker.hpp"  // the peers a worker knows and how it reached them
 
 #include <ucs/sys/uid.h>
@@ -15,7 +14,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -41,6 +39,30 @@ const ucxdt::rndv::Ep &internals(ucxdt_ep_h e) { return *reinterpret_cast<const 
 // 1 MiB packed in 64 KiB fragments: host staging, which a receiver on the sender's node reads in
 // place from the sender's slots.
 L::TypeDescPtr message_type() { return L::vector(32768, 4, 6, L::named(UCXDT_DOUBLE)); }
+
+// One message each way between the two processes: its statuses, and check_received's verdict
+// on the message that arrived ("" when every byte is right), the peer having sent its buffer of
+// pattern `peer_seed`.
+struct Exchange {
+    int send_status = -1, recv_status = -1;
+    std::string received;
+};
+constexpr uint64_t kChildSeed = 41, kParentSeed = 43;
+
+Exchange exchange(UcxdtSide &x, uint64_t send_tag, uint64_t recv_tag, uint64_t seed, uint64_t peer_seed) {
+    const auto t = message_type();
+    Type h(*t);
+    Buffer src(*t, 1, seed), dst(*t, 1, seed + 1), expect(*t, 1, peer_seed);
+    const std::vector<std::byte> poison = dst.bytes;
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst.ptr(), 1, h.h, recv_tag, ~0ull, nullptr);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src.ptr(), 1, h.h, send_tag, nullptr);
+    auto progress = [&] { ucxdt_worker_progress(x.w); };
+    Exchange e;
+    e.send_status = T::wait_request(sreq, progress, std::chrono::seconds(30));
+    e.recv_status = T::wait_request(rreq, progress, std::chrono::seconds(30));
+    e.received = T::check_received(*t, 1, dst, poison, packed(*t, expect.ptr(), 1, kPacked), kPacked);
+    return e;
+}
 
 // What the child tells the parent.
 struct ChildReport {
@@ -79,19 +101,9 @@ bool wait_peer_known(ucxdt_worker_h w, ucxdt_ep_h e) {
         rep.process = w.process;
         rep.peer_known = wait_peer_known(x.w, x.ep);
         rep.peer_on_node = internals(x.ep).peer.node == w.node;
-        const auto t = message_type();
-        Type h(*t);
-        Buffer src(*t, 1, 41), dst(*t, 1, 42);
-        const std::vector<std::byte> poison = dst.bytes;
-        ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst.ptr(), 1, h.h, kToChild, ~0ull, nullptr);
-        ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src.ptr(), 1, h.h, kToParent, nullptr);
-        auto progress = [&] { ucxdt_worker_progress(x.w); };
-        rep.send_status = T::wait_request(sreq, progress, std::chrono::seconds(30));
-        rep.recv_status = T::wait_request(rreq, progress, std::chrono::seconds(30));
-        // The sender's data (the parent's pattern 43) as it arrived.
-        Buffer expect(*t, 1, 43);
-        const std::string verdict = T::check_received(*t, 1, dst, poison, packed(*t, expect.ptr(), 1, kPacked), kPacked);
-        std::snprintf(rep.received, sizeof rep.received, "%s", verdict.c_str());
+        const Exchange e = exchange(x, kToParent, kToChild, kChildSeed, kParentSeed);
+        rep.send_status = e.send_status, rep.recv_status = e.recv_status;
+        std::snprintf(rep.received, sizeof rep.received, "%s", e.received.c_str());
         T::write_all(to_parent, &rep, sizeof rep);
         char done = 0;
         T::read_all(to_child, &done, 1);  // the parent has its message: the endpoints may close
@@ -130,17 +142,11 @@ TEST(RndvReach, AnotherNetworkNamespaceOfThisHostIsThisNode) {
         ASSERT_EQ(T::create_rndv_ep(x.w, s.ep, &x.ep), "");
         ASSERT_TRUE(wait_peer_known(x.w, x.ep)) << "no HELLO reply from the child within 20 s";
 
-        const auto t = message_type();
-        Type h(*t);
-        Buffer src(*t, 1, 43), dst(*t, 1, 44);
-        const std::vector<std::byte> poison = dst.bytes;
-        ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst.ptr(), 1, h.h, kToParent, ~0ull, nullptr);
-        ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src.ptr(), 1, h.h, kToChild, nullptr);
+        const Exchange e = exchange(x, kToChild, kToParent, kParentSeed, kChildSeed);
+        EXPECT_EQ(status_name(e.send_status), status_name(UCXDT_OK));
+        EXPECT_EQ(status_name(e.recv_status), status_name(UCXDT_OK));
+        EXPECT_EQ(e.received, "");
         auto progress = [&] { ucxdt_worker_progress(x.w); };
-        EXPECT_EQ(status_name(T::wait_request(rreq, progress, std::chrono::seconds(30))), status_name(UCXDT_OK));
-        EXPECT_EQ(status_name(T::wait_request(sreq, progress, std::chrono::seconds(30))), status_name(UCXDT_OK));
-        Buffer expect(*t, 1, 41);
-        EXPECT_EQ(T::check_received(*t, 1, dst, poison, packed(*t, expect.ptr(), 1, kPacked), kPacked), "");
 
         // The child's report comes once its own transfers ended; the parent serves meanwhile.
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
@@ -165,23 +171,6 @@ TEST(RndvReach, AnotherNetworkNamespaceOfThisHostIsThisNode) {
     EXPECT_STREQ(rep.received, "");
 }
 
-// The printed configuration of a worker on a context made under the environment as it is.
-std::string worker_config() {
-    T::UcpPair ucp;
-    if (std::string e = ucp.open(kFeatures); !e.empty()) return e;
-    ucxdt_worker_h w = nullptr;
-    if (std::string e = T::create_rndv_worker(ucp.ctx, ucp.w[0], kConfig, &w); !e.empty()) return e;
-    char *buf = nullptr;
-    size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    ucxdt_worker_print_config(w, f);
-    std::fclose(f);
-    std::string out(buf, size);
-    std::free(buf);
-    ucxdt_worker_destroy(w);
-    return out;
-}
-
 // The transports a worker goes by are those UCX_TLS left its context, as UCX lists them; without
 // cuda_ipc among them, ucxdt's CUDA IPC is off whatever UCXDT_CUDA_IPC says.
 TEST(RndvReach, WorkerReportsTheTransportsOfItsContext) {
@@ -193,7 +182,7 @@ TEST(RndvReach, WorkerReportsTheTransportsOfItsContext) {
     };
     {
         T::ScopedEnv env{{"UCX_TLS", "tcp"}, {"UCXDT_CUDA_IPC", "y"}};
-        const std::string c = worker_config();
+        const std::string c = T::worker_config(kConfig);
         const std::string tls = transports(c);
         EXPECT_NE(tls.find(" tcp "), std::string::npos) << c;
         for (const char *absent : {" posix ", " sysv ", " cma ", " cuda_ipc ", " cuda_copy "})
@@ -202,7 +191,7 @@ TEST(RndvReach, WorkerReportsTheTransportsOfItsContext) {
     }
     {
         T::ScopedEnv env{{"UCX_TLS", "posix,self"}};
-        const std::string tls = transports(worker_config());
+        const std::string tls = transports(T::worker_config(kConfig));
         EXPECT_NE(tls.find(" posix "), std::string::npos) << tls;
         EXPECT_NE(tls.find(" self "), std::string::npos) << tls;
         EXPECT_EQ(tls.find(" tcp "), std::string::npos) << tls;
