@@ -223,7 +223,16 @@ typedef void (*ucxdt_recv_callback_t)(void *request, ucxdt_status_t status, int6
 
 enum ucxdt_request_param_field {
     UCXDT_REQUEST_PARAM_FIELD_CALLBACK  = 1u << 0,
-    UCXDT_REQUEST_PARAM_FIELD_USER_DATA = 1u << 1
+    UCXDT_REQUEST_PARAM_FIELD_USER_DATA = 1u << 1,
+    UCXDT_REQUEST_PARAM_FIELD_FLAGS     = 1u << 2
+};
+
+/** Flags of a send (ucxdt_request_param_t::flags). */
+enum ucxdt_send_flags {
+    /** Synchronous send (MPI_Ssend and MPI_Issend, MPI-4.1 §3.4; UCP's ucp_tag_send_sync_nbx):
+     *  the send completes only once a receive has matched its message, eager messages
+     *  included. Rendezvous sends complete at the receiver's answer anyway. */
+    UCXDT_SEND_FLAG_SYNC = 1u << 0
 };
 
 typedef struct {
@@ -233,6 +242,9 @@ typedef struct {
         ucxdt_recv_callback_t recv;
     } cb;                      /**< called from ucxdt_worker_progress, not if completed at once */
     void *user_data;
+    uint32_t flags;            /**< UCXDT_SEND_FLAG_*, tagged sends only; another bit, or any
+                                    on another call (receive, put, get, flush), fails the call
+                                    with UCXDT_ERR_INVALID_PARAM */
 } ucxdt_request_param_t;
 
 /** Creates a ucxdt worker on params->ucp_worker. Errors: UCXDT_ERR_INVALID_PARAM (missing or
@@ -306,6 +318,19 @@ UCXDT_API ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buf
 UCXDT_API int ucxdt_request_check_status(void *request);
 /** For a completed receive: the packed bytes received (0 otherwise). */
 UCXDT_API int64_t ucxdt_request_length(void *request);
+
+/** What a receive matched, as ucp_tag_recv_info_t: an MPI status is built from it. */
+typedef struct {
+    ucp_tag_t sender_tag;  /**< the matched message's tag, all 64 bits (the receive's mask
+                                aside): source and tag of MPI's status */
+    int64_t length;        /**< packed bytes received; 0 unless the receive succeeded */
+} ucxdt_tag_recv_info_t;
+
+/** As ucxdt_request_check_status for a receive request, and once it has completed, fills *info
+ *  (as ucp_tag_recv_request_test does); sender_tag is 0 where no message matched (a canceled
+ *  receive). Returns UCXDT_ERR_INVALID_PARAM, and fills nothing, for a send request or a NULL
+ *  argument. Threads: as the worker's other calls. */
+UCXDT_API int ucxdt_tag_recv_request_test(void *request, ucxdt_tag_recv_info_t *info);
 /** Cancels a receive that has not matched yet (it completes with UCXDT_ERR_CANCELED); a
  *  matched receive or a send runs to completion. */
 UCXDT_API void ucxdt_request_cancel(ucxdt_worker_h worker, void *request);

@@ -36,6 +36,7 @@ ucxdt_status_ptr_t start_op(ucxdt_ep_h ep, bool put, void *origin, int64_t origi
     Request *r = new_op(w, put, false, param);
     Op *op = static_cast<Op *>(r->ext.get());
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
+        if (ucxdt_status_t e = rndv::check_flags(r, 0)) return e;
         if (ucxdt_status_t e = rndv::prepare(r, origin, origin_count, origin_type)) return e;
         r->ep = ep;
         if (target_count < 0) return fail(UCXDT_ERR_INVALID_PARAM, "target_count must be >= 0");
@@ -59,7 +60,8 @@ ucxdt_status_ptr_t start_op(ucxdt_ep_h ep, bool put, void *origin, int64_t origi
 ucxdt_status_ptr_t start_flush(rndv::Worker *w, rndv::Ep *ep, const ucxdt_request_param_t *param) {
     Request *r = new_op(w, false, true, param);
     r->ep = ep;
-    Rma::of(w).start_flush(r, ep);
+    if (const ucxdt_status_t e = rndv::check_flags(r, 0)) w->complete(r, e);
+    else Rma::of(w).start_flush(r, ep);
     return w->hand_out(r);
 }
 

@@ -296,6 +296,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
     Worker *w = ep->worker;
     Request *r = w->new_request(true, param);
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
+        if (ucxdt_status_t e = check_flags(r, UCXDT_SEND_FLAG_SYNC)) return e;
         if (ucxdt_status_t e = prepare(r, const_cast<void *>(buffer), count, type)) return e;
         r->ep = ep;
         r->tag = tag;
@@ -354,6 +355,7 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
     Worker *w = worker;
     Request *r = w->new_request(false, param);
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
+        if (ucxdt_status_t e = check_flags(r, 0)) return e;
         if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
         r->tag = tag;
         r->tag_mask = tag_mask;
@@ -397,6 +399,16 @@ int ucxdt_request_check_status(void *request) { return static_cast<Request *>(re
 int64_t ucxdt_request_length(void *request) {
     const auto *r = static_cast<Request *>(request);
     return (!r->is_send && r->status == UCXDT_OK) ? r->packed : 0;
+}
+
+int ucxdt_tag_recv_request_test(void *request, ucxdt_tag_recv_info_t *info) {
+    const auto *r = static_cast<Request *>(request);
+    if (!r || !info || r->is_send) return fail(UCXDT_ERR_INVALID_PARAM, "a receive request and info are required");
+    if (r->status != UCXDT_INPROGRESS) {
+        info->sender_tag = r->sender_tag;
+        info->length = r->status == UCXDT_OK ? r->packed : 0;
+    }
+    return r->status;
 }
 
 void ucxdt_request_cancel(ucxdt_worker_h worker, void *request) {

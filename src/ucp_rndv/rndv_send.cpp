@@ -37,13 +37,16 @@ ucxdt_status_t post_tagged(Request *r) {
     p.user_data = r;
     const bool eager = r->hdr.kind == TagKind::eager;
     if (!eager) r->tagged_at = std::chrono::steady_clock::now();  // the RTS's round trip (rndv_ipc.cpp)
+    // A synchronous send's message completes once a receive matched it (UCP's acknowledgement);
+    // an RTS's request ends at the receiver's answer in any case.
+    const auto send = r->param.flags & UCXDT_SEND_FLAG_SYNC ? ucp_tag_send_sync_nbx : ucp_tag_send_nbx;
     ucs_status_ptr_t s;
     if (r->by_wire_dt) {  // packed by UCP through the wire datatype (wire_dt.cpp)
         p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
         p.datatype = r->worker->wire_dt;
-        s = ucp_tag_send_nbx(r->ep->ucp_ep, r, 1, r->tag, &p);
+        s = send(r->ep->ucp_ep, r, 1, r->tag, &p);
     } else {
-        s = ucp_tag_send_nbx(r->ep->ucp_ep, r->worker->wire_data(r), r->wire_len, r->tag, &p);
+        s = send(r->ep->ucp_ep, r->worker->wire_data(r), r->wire_len, r->tag, &p);
     }
     if (UCS_PTR_IS_ERR(s)) return Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(s));
     if (s == nullptr && eager) {

@@ -69,9 +69,20 @@ Request *Worker::new_request(bool is_send, const ucxdt_request_param_t *param) {
     r->worker = this;
     r->is_send = is_send;
     r->id = next_id++;
-    if (param) r->param = *param;
+    if (param) {  // the fields its mask names: an older caller's struct may end before flags
+        r->param.field_mask = param->field_mask;
+        r->param.cb = param->cb;
+        r->param.user_data = param->user_data;
+        if (param->field_mask & UCXDT_REQUEST_PARAM_FIELD_FLAGS) r->param.flags = param->flags;
+    }
     requests[r->id] = r;
     return r;
+}
+
+ucxdt_status_t check_flags(const Request *r, uint32_t allowed) {
+    if ((r->param.flags & ~allowed) == 0) return UCXDT_OK;
+    return fail(UCXDT_ERR_INVALID_PARAM, allowed ? "param->flags may hold UCXDT_SEND_FLAG_SYNC alone"
+                                                 : "param->flags must be 0 here (send flags are for sends)");
 }
 
 void Worker::complete(Request *r, ucxdt_status_t status) {

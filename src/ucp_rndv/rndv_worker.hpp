@@ -72,6 +72,11 @@ size_t send_wire_bytes(const Config &c);
 
 struct Worker;
 struct Ep;
+struct Request;
+
+/// UCXDT_ERR_INVALID_PARAM when r's parameters set flags beyond `allowed`
+/// (ucxdt_request_param_t::flags: UCXDT_SEND_FLAG_* on sends, none elsewhere).
+ucxdt_status_t check_flags(const Request *r, uint32_t allowed);
 
 /// The state of a request of a layer above the rendezvous (ucp_rma's one-sided operations,
 /// which are requests of this worker too, so that their status, callbacks, freeing and peer

@@ -1,0 +1,155 @@
+// What an MPI point-to-point layer needs of the rendezvous' matching (include/ucxdt/ucxdt_ucp.h):
+// synchronous sends (MPI-4.1 §3.4), and the matched message's full tag and length on every
+// completed receive (an MPI status). Host layouts between two workers of one process.
+#include "support/layout_buffer.hpp"
+#include "support/rndv_support.hpp"
+
+#include <ucxdt/ucxdt_ucp.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+namespace L = ucxdt::layouts;
+namespace T = ucxdt::testing;
+using T::Buffer, T::packed, T::status_name, T::Type;
+
+const T::RndvConfig kConfig{1024, 16384, 2, 8};
+const auto dbl = L::named(UCXDT_DOUBLE);
+
+ucxdt_request_param_t sync_param() {
+    ucxdt_request_param_t p{};
+    p.field_mask = UCXDT_REQUEST_PARAM_FIELD_FLAGS;
+    p.flags = UCXDT_SEND_FLAG_SYNC;
+    return p;
+}
+
+// Whether req is still running after `spins` progress calls of both workers.
+bool still_running(T::RndvPair &p, ucxdt_status_ptr_t req, int spins) {
+    for (int i = 0; i < spins; ++i) p.progress();
+    return req != nullptr && ucxdt_request_check_status(req) == UCXDT_INPROGRESS;
+}
+
+// A synchronous send completes only once a receive matched it: posted with no receive, it
+// stays running through many progress calls, eager (128 B) and rendezvous (80 KB) alike, and
+// completes once the receive is posted, the data intact. The same eager message without the
+// flag completes with no receive posted: the test can tell the two apart.
+TEST(RndvSync, SendCompletesOnlyOnceAReceiveMatchedIt) {
+    T::RndvPair p{kConfig};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();  // the HELLOs
+    const ucxdt_request_param_t sync = sync_param();
+    for (int64_t n : {16, 10240}) {
+        const auto t = L::vector(n / 4, 4, 6, dbl);
+        Type h(*t);
+        Buffer src(*t, 1, 70 + n), dst(*t, 1, 80 + n);
+        const std::vector<std::byte> poison = dst.bytes;
+        const int64_t bytes = n * 8;
+        ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x500 + n, &sync);
+        ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreq)) << ucxdt_last_error();
+        EXPECT_TRUE(still_running(p, sreq, 2000)) << bytes << " bytes: a synchronous send completed unmatched";
+        ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 0x500 + n, ~0ull, nullptr);
+        ASSERT_FALSE(UCXDT_PTR_IS_ERR(rreq));
+        EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_OK)) << bytes << " bytes";
+        EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK)) << bytes << " bytes";
+        EXPECT_EQ(T::check_received(*t, 1, dst, poison, packed(*t, src.ptr(), 1, bytes), bytes), "") << bytes << " bytes";
+    }
+    // Without the flag, an eager send completes with no receive posted.
+    const auto t = L::vector(4, 4, 6, dbl);
+    Type h(*t);
+    Buffer src(*t, 1, 90), dst(*t, 1, 91);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x600, nullptr);
+    ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreq));
+    EXPECT_FALSE(still_running(p, sreq, 2000)) << "a standard eager send waited for its receive";
+    if (sreq) {
+        EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK));
+    }
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 0x600, ~0ull, nullptr);
+    EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_OK));
+}
+
+// Every completed receive reports the matched message's whole tag (the bits its mask ignored
+// too) and its packed length, eager and rendezvous; a canceled one reports no message; a send
+// request or a missing info is refused.
+TEST(RndvRecvInfo, ReceiveReportsTheSenderTagAndLength) {
+    T::RndvPair p{kConfig};
+    ASSERT_EQ(p.error, "");
+    for (int64_t n : {16, 10240}) {
+        const auto t = L::vector(n / 4, 4, 6, dbl);
+        Type h(*t);
+        Buffer src(*t, 1, 30 + n), dst(*t, 1, 40 + n);
+        const ucp_tag_t tag = 0xabcd000000001234ull + static_cast<ucp_tag_t>(n);
+        // Only the low 32 bits are matched: the high ones stand for a source the receive left open.
+        ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, tag & 0xffffffffull, 0xffffffffull, nullptr);
+        ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq));
+        ucxdt_tag_recv_info_t info{777, 777};
+        EXPECT_EQ(ucxdt_tag_recv_request_test(rreq, &info), UCXDT_INPROGRESS);
+        EXPECT_EQ(info.sender_tag, 777u) << "info filled before the receive completed";
+        ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, tag, nullptr);
+        ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreq));
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (ucxdt_request_check_status(rreq) == UCXDT_INPROGRESS && std::chrono::steady_clock::now() < deadline)
+            p.progress();
+        EXPECT_EQ(ucxdt_tag_recv_request_test(rreq, &info), UCXDT_OK);
+        EXPECT_EQ(info.sender_tag, tag) << n * 8 << " bytes";
+        EXPECT_EQ(info.length, n * 8);
+        if (sreq) {
+            EXPECT_EQ(ucxdt_tag_recv_request_test(sreq, &info), UCXDT_ERR_INVALID_PARAM) << "a send request";
+            EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK));
+        }
+        EXPECT_EQ(ucxdt_tag_recv_request_test(rreq, nullptr), UCXDT_ERR_INVALID_PARAM);
+        ucxdt_request_free(rreq);
+    }
+    const auto t = L::vector(4, 4, 6, dbl);
+    Type h(*t);
+    Buffer dst(*t, 1, 5);
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 0x999, ~0ull, nullptr);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq));
+    ucxdt_request_cancel(p.w[1], rreq);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (ucxdt_request_check_status(rreq) == UCXDT_INPROGRESS && std::chrono::steady_clock::now() < deadline)
+        p.progress();
+    ucxdt_tag_recv_info_t info{777, 777};
+    EXPECT_EQ(ucxdt_tag_recv_request_test(rreq, &info), UCXDT_ERR_CANCELED);
+    EXPECT_EQ(info.sender_tag, 0u);
+    EXPECT_EQ(info.length, 0);
+    ucxdt_request_free(rreq);
+}
+
+// Send flags other than UCXDT_SEND_FLAG_SYNC, and any flag on a receive, fail the call with
+// UCXDT_ERR_INVALID_PARAM and send nothing; flags the field mask does not name are not read.
+TEST(RndvSync, UnknownFlagsAreRefused) {
+    T::RndvPair p{kConfig};
+    ASSERT_EQ(p.error, "");
+    const auto t = L::vector(4, 4, 6, dbl);
+    Type h(*t);
+    Buffer src(*t, 1, 1), dst(*t, 1, 2);
+    const std::vector<std::byte> poison = dst.bytes;
+    ucxdt_request_param_t bad = sync_param();
+    bad.flags = UCXDT_SEND_FLAG_SYNC | (1u << 5);
+    ucxdt_status_ptr_t r = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x42, &bad);
+    EXPECT_EQ(UCXDT_PTR_STATUS(r), UCXDT_ERR_INVALID_PARAM);
+    ucxdt_request_param_t on_recv = sync_param();
+    r = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 0x42, ~0ull, &on_recv);
+    EXPECT_EQ(UCXDT_PTR_STATUS(r), UCXDT_ERR_INVALID_PARAM);
+    // Nothing went: a receive posted now finds no message.
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 0x42, ~0ull, nullptr);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq));
+    EXPECT_TRUE(still_running(p, rreq, 2000)) << "a refused send delivered a message";
+    EXPECT_EQ(dst.bytes, poison);
+    // Flags present in the struct but not named by the mask are ignored.
+    ucxdt_request_param_t unnamed{};
+    unnamed.flags = 1u << 7;
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x42, &unnamed);
+    ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreq)) << ucxdt_last_error();
+    EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_OK));
+    if (sreq) {
+        EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK));
+    }
+}
+
+}  // namespace
