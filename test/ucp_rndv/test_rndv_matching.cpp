@@ -10,13 +10,15 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace {
 
 namespace L = ucxdt::layouts;
 namespace T = ucxdt::testing;
-using T::Buffer, T::packed, T::status_name, T::Type;
+using T::Buffer, T::have_gpu, T::Mem, T::mem_name, T::packed, T::Placed, T::status_name, T::Type;
 
 const T::RndvConfig kConfig{1024, 16384, 2, 8};
 const auto dbl = L::named(UCXDT_DOUBLE);
@@ -150,6 +152,71 @@ TEST(RndvSync, UnknownFlagsAreRefused) {
     if (sreq) {
         EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK));
     }
+}
+
+// Messages from one endpoint with one tag match receives in send order (MPI's non-overtaking
+// rule, MPI-4.1 §3.5), whatever each goes as: eager (128 B) or rendezvous (8-80 KB, one
+// fragment or several), host or GPU memory, with the receives posted before the sends or after
+// them. Each receive takes up to 10,240 doubles, so any of the messages would fit any receive.
+TEST(RndvOrder, OneTagMatchesInSendOrder) {
+    T::RndvPair p{kConfig};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    const int64_t sizes[] = {16, 10240, 4, 1024, 10240, 16, 2048, 8};  // doubles, each a multiple of 4
+    constexpr int kN = sizeof sizes / sizeof sizes[0];
+    constexpr int64_t kRecvCount = 10240;  // doubles: every message is a whole number of them
+    Type rh(*dbl);
+    std::vector<Mem> mems{Mem::host};
+    if (have_gpu()) mems.push_back(Mem::cuda);
+    for (Mem m : mems)
+        for (bool receives_first : {true, false}) {
+            const std::string what = std::string(mem_name(m)) + (receives_first ? ", receives first" : ", sends first");
+            std::vector<L::TypeDescPtr> types;
+            std::vector<std::unique_ptr<Type>> handles;
+            std::vector<std::unique_ptr<Buffer>> src, dst;
+            std::vector<std::unique_ptr<Placed>> src_at, dst_at;
+            std::vector<ucxdt_status_ptr_t> sreqs(kN, nullptr), rreqs(kN, nullptr);
+            for (int k = 0; k < kN; ++k) {
+                types.push_back(L::vector(sizes[k] / 4, 4, 6, dbl));
+                handles.push_back(std::make_unique<Type>(*types[k]));
+                src.push_back(std::make_unique<Buffer>(*types[k], 1, 100 + k));
+                dst.push_back(std::make_unique<Buffer>(*dbl, kRecvCount, 200 + k));
+                src_at.push_back(std::make_unique<Placed>(*src[k], m));
+                dst_at.push_back(std::make_unique<Placed>(*dst[k], m));
+            }
+            std::vector<std::vector<std::byte>> poison;
+            for (auto &d : dst) poison.push_back(d->bytes);
+            auto post_receives = [&] {
+                for (int k = 0; k < kN; ++k) {
+                    rreqs[k] = ucxdt_tag_recv_nbx(p.w[1], dst_at[k]->ptr(), kRecvCount, rh.h, 0x77, ~0ull, nullptr);
+                    ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreqs[k])) << what;
+                }
+            };
+            if (receives_first) post_receives();
+            for (int k = 0; k < kN; ++k) {
+                sreqs[k] = ucxdt_tag_send_nbx(p.ep[0], src_at[k]->ptr(), 1, handles[k]->h, 0x77, nullptr);
+                ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreqs[k])) << what << ", send " << k << ": " << ucxdt_last_error();
+            }
+            if (!receives_first) post_receives();
+            for (int k = 0; k < kN; ++k) {
+                const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+                while (ucxdt_request_check_status(rreqs[k]) == UCXDT_INPROGRESS && std::chrono::steady_clock::now() < deadline)
+                    p.progress();
+                ucxdt_tag_recv_info_t info{};
+                EXPECT_EQ(status_name(ucxdt_tag_recv_request_test(rreqs[k], &info)), status_name(UCXDT_OK)) << what << ", receive " << k;
+                ucxdt_request_free(rreqs[k]);
+                const int64_t bytes = sizes[k] * 8;
+                EXPECT_EQ(info.length, bytes) << what << ": receive " << k << " took another message";
+                dst_at[k]->fetch();
+                EXPECT_EQ(T::check_received(*dbl, kRecvCount, *dst[k], poison[k], packed(*types[k], src[k]->ptr(), 1, bytes), bytes), "")
+                    << what << ", receive " << k;
+            }
+            for (int k = 0; k < kN; ++k) {
+                if (sreqs[k]) {
+                    EXPECT_EQ(status_name(p.wait(sreqs[k])), status_name(UCXDT_OK)) << what << ", send " << k;
+                }
+            }
+        }
 }
 
 }  // namespace
