@@ -332,7 +332,10 @@ typedef struct {
  *  argument. Threads: as the worker's other calls. */
 UCXDT_API int ucxdt_tag_recv_request_test(void *request, ucxdt_tag_recv_info_t *info);
 /** Cancels a receive that has not matched yet (it completes with UCXDT_ERR_CANCELED); a
- *  matched receive or a send runs to completion. */
+ *  matched receive runs to completion. A send is not canceled: UCP cancels tag receives only
+ *  (ucp_request_cancel, UCX 1.13), and a message once posted may have matched already. So
+ *  MPI_Cancel of a send (MPI-4.1 §3.8.4) has no counterpart here; ucxdt_ep_destroy ends an
+ *  endpoint's sends with UCXDT_ERR_CANCELED. */
 UCXDT_API void ucxdt_request_cancel(ucxdt_worker_h worker, void *request);
 /** Releases the request; if still running, it completes on its own and is released then. */
 UCXDT_API void ucxdt_request_free(void *request);
