@@ -158,7 +158,9 @@ TEST(RndvSync, UnknownFlagsAreRefused) {
 // rule, MPI-4.1 §3.5), whatever each goes as: eager (128 B) or rendezvous (8-80 KB, one
 // fragment or several), host or GPU memory, with the receives posted before the sends or after
 // them. Each receive takes up to 10,240 doubles, so any of the messages would fit any receive.
-TEST(RndvOrder, OneTagMatchesInSendOrder) {
+// (test_rndv's SameTagMessagesMatchInSendOrder: host memory, receives first, sends queued for
+// staging slots.)
+TEST(RndvOrder, SendOrderOnEitherMemoryAndPostingOrder) {
     T::RndvPair p{kConfig};
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
