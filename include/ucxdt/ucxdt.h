@@ -221,6 +221,15 @@ UCXDT_API ucxdt_status_t ucxdt_type_true_extent(ucxdt_type_t type, int64_t *true
 UCXDT_API ucxdt_status_t ucxdt_type_signature(ucxdt_type_t type, int64_t count,
                                               ucxdt_signature_t *signature);
 
+/** How many primitive (basic) elements the first `bytes` bytes of the packed stream of any
+ *  count of elements of `type` hold: for a message of `bytes` packed bytes received with `type`,
+ *  MPI_Get_elements_x (MPI-4.1 §5.1.11). MPI_Get_count (§3.2.5) is bytes / size where size
+ *  (ucxdt_type_size) divides it, else MPI_UNDEFINED. Walks the type's constructors, not its
+ *  type map. Errors: UCXDT_ERR_INVALID_PARAM (NULL elements, bytes < 0, an unknown or freed
+ *  type), UCXDT_ERR_TYPE_MISMATCH (bytes ends inside a primitive, or a type of size 0 with
+ *  bytes > 0: no message of whole primitives is that long). Allowed on uncommitted types. */
+UCXDT_API ucxdt_status_t ucxdt_type_get_elements(ucxdt_type_t type, int64_t bytes, int64_t *elements);
+
 /** The constructor that built the type (like MPI_Type_get_envelope's combiner). */
 UCXDT_API ucxdt_status_t ucxdt_type_combiner(ucxdt_type_t type, ucxdt_combiner_t *combiner);
 

@@ -307,7 +307,11 @@ UCXDT_API ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffe
                                                 ucxdt_type_t type, ucp_tag_t tag,
                                                 const ucxdt_request_param_t *param);
 /** Receives up to `count` elements of `type` into `buffer` from a message whose tag matches
- *  `tag` under `tag_mask`. Only bytes of the type map are written, and only on success. */
+ *  `tag` under `tag_mask`. Only bytes of the type map are written, and only on success. A
+ *  message may end inside an element: the receive takes the whole primitives that arrived
+ *  (MPI-4.1 §3.2.5), and ucxdt_type_get_elements counts them. Errors at completion:
+ *  UCXDT_ERR_TRUNCATED (a longer message), UCXDT_ERR_TYPE_MISMATCH (the message's primitives
+ *  are not the receive's first ones). */
 UCXDT_API ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer,
                                                 int64_t count, ucxdt_type_t type, ucp_tag_t tag,
                                                 ucp_tag_t tag_mask,

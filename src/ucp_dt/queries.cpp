@@ -1,6 +1,7 @@
 // Type queries (MPI-4.1 5.1.5 - 5.1.8); allowed on uncommitted types except plan_info.
 #include "ucp_dt/api_util.hpp"
 #include "base/checked.hpp"
+#include "ucp_dt/packed_prefix.hpp"
 #include "ucp_dt/plan.hpp"
 
 using namespace ucxdt;
@@ -61,6 +62,19 @@ ucxdt_status_t ucxdt_type_signature(ucxdt_type_t type, int64_t count,
         const Signature s = Signature::repeat(t->signature, count);
         signature->hash = s.hash;
         signature->length = s.length;
+        return UCXDT_OK;
+    });
+}
+
+ucxdt_status_t ucxdt_type_get_elements(ucxdt_type_t type, int64_t bytes, int64_t *elements) {
+    return guard([&]() -> ucxdt_status_t {
+        std::shared_ptr<Type> t;
+        if (ucxdt_status_t st = query(type, elements, "elements", &t)) return st;
+        if (bytes < 0) return fail(UCXDT_ERR_INVALID_PARAM, "bytes must be >= 0");
+        PackedPrefix p;
+        if (!packed_prefix(*t, bytes, &p))
+            return fail(UCXDT_ERR_TYPE_MISMATCH, std::to_string(bytes) + " packed bytes end inside a primitive of the type");
+        *elements = p.primitives;
         return UCXDT_OK;
     });
 }

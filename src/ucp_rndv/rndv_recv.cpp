@@ -4,18 +4,26 @@
 
 #include "base/address.hpp"
 #include "base/error.hpp"
+#include "ucp_dt/packed_prefix.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 namespace ucxdt::rndv {
 
-// Only whole elements can be compared through the signature hash.
+// The message's signature against that of the receive's first h.packed bytes, which may end
+// inside an element (MPI: the receive takes the whole primitives that arrived).
 ucxdt_status_t check_signature(const Request *r, const TagHeader &h) {
     if (h.packed > r->packed) return UCXDT_ERR_TRUNCATED;
     const int64_t size = r->type_size;
-    if (size == 0 ? h.packed != 0 : h.packed % size != 0) return UCXDT_ERR_TYPE_MISMATCH;
-    const Signature s = Signature::repeat(r->type_sig, size == 0 ? 0 : h.packed / size);
+    Signature s;
+    if (size > 0 && h.packed % size == 0) {
+        s = Signature::repeat(r->type_sig, h.packed / size);
+    } else {
+        PackedPrefix p;
+        if (!r->type || !packed_prefix(*r->type, h.packed, &p)) return UCXDT_ERR_TYPE_MISMATCH;
+        s = p.sig;
+    }
     return s.hash == h.sig_hash && s.length == h.sig_length ? UCXDT_OK : UCXDT_ERR_TYPE_MISMATCH;
 }
 

@@ -153,6 +153,7 @@ ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t typ
     if (ucxdt_status_t st = get_plan(*t, count, &r->plan)) return st;
     r->type_size = t->size;
     r->type_sig = t->signature;
+    r->type = t;
     r->buffer = static_cast<char *>(buffer);
     r->count = count;
     r->packed = r->plan->packed_size;

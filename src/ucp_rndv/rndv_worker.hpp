@@ -7,6 +7,7 @@
 #include "base/bytes.hpp"
 #include "ucp_dt/plan.hpp"
 #include "ucp_dt/signature.hpp"
+#include "ucp_dt/type.hpp"
 #include "ucp_rndv/rndv_wire.hpp"
 #include "ucp_rndv/staging_pool.hpp"
 #include "ucp_rndv/wire_pool.hpp"
@@ -118,6 +119,7 @@ struct Request {
     // the handle table.
     int64_t type_size = 0;
     Signature type_sig;
+    TypePtr type;  // for the signature of a partial last element (ucp_dt/packed_prefix.hpp)
     PlanPtr plan;
     bool contig = false;  // the buffer is the packed stream, and UCP may GET to or from it
     bool dense = false;   // the buffer is the packed stream (host or GPU)

@@ -2,6 +2,7 @@
 // synchronous sends (MPI-4.1 §3.4), and the matched message's full tag and length on every
 // completed receive (an MPI status). Host layouts between two workers of one process.
 #include "support/layout_buffer.hpp"
+#include "support/prefix_type.hpp"
 #include "support/rndv_support.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
@@ -218,6 +219,71 @@ TEST(RndvOrder, SendOrderOnEitherMemoryAndPostingOrder) {
                     EXPECT_EQ(status_name(p.wait(sreqs[k])), status_name(UCXDT_OK)) << what << ", send " << k;
                 }
             }
+        }
+}
+
+// A message that ends inside an element of the receive type is received (MPI-4.1 §3.2.5: the
+// receive takes the whole primitives that arrived): its bytes land in type-map order, the rest
+// keeps the poison, and ucxdt_type_get_elements counts its primitives (MPI_Get_elements; the
+// count is MPI_UNDEFINED). A message whose primitives are not the receive's first ones is a
+// mismatch and writes nothing. The receive type is struct {double; int; int; char}; eager
+// (up to 136 B) and rendezvous (6.8 KB), host and GPU memory.
+TEST(RndvPartial, MessageEndingInsideAnElement) {
+    T::RndvPair p{kConfig};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    const auto rd = L::structure({1, 2, 1}, {0, 8, 16}, {dbl, L::named(UCXDT_INT32), L::named(UCXDT_CHAR)});
+    Type rh(*rd);
+    std::vector<Mem> mems{Mem::host};
+    if (have_gpu()) mems.push_back(Mem::cuda);
+    struct Case {
+        int64_t posted, k;  // receive count; primitives sent (4 an element)
+    };
+    const Case cases[] = {{8, 1}, {8, 2}, {8, 3}, {8, 6}, {8, 13}, {8, 30}, {400, 1598}, {400, 1201}};
+    for (Mem m : mems)
+        for (const Case &c : cases) {
+            const std::string what = std::string(mem_name(m)) + ", " + std::to_string(c.k) + " primitives";
+            const auto sd = T::prefix_type(*rd, c.posted, c.k);
+            Type sh(*sd);
+            int64_t bytes = 0;
+            ASSERT_EQ(ucxdt_type_size(sh.h, &bytes), UCXDT_OK);
+            Buffer src(*sd, 1, 11 + c.k), dst(*rd, c.posted, 12 + c.k);
+            const std::vector<std::byte> poison = dst.bytes;
+            Placed src_at(src, m), dst_at(dst, m);
+            ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), c.posted, rh.h, 0x33, ~0ull, nullptr);
+            ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), 1, sh.h, 0x33, nullptr);
+            ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq)) << what;
+            ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreq)) << what << ": " << ucxdt_last_error();
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+            while (ucxdt_request_check_status(rreq) == UCXDT_INPROGRESS && std::chrono::steady_clock::now() < deadline)
+                p.progress();
+            ucxdt_tag_recv_info_t info{};
+            EXPECT_EQ(status_name(ucxdt_tag_recv_request_test(rreq, &info)), status_name(UCXDT_OK)) << what;
+            ucxdt_request_free(rreq);
+            EXPECT_EQ(info.length, bytes) << what;
+            int64_t elements = -1;
+            EXPECT_EQ(ucxdt_type_get_elements(rh.h, info.length, &elements), UCXDT_OK) << what;
+            EXPECT_EQ(elements, c.k) << what;
+            dst_at.fetch();
+            EXPECT_EQ(T::check_received(*rd, c.posted, dst, poison, packed(*sd, src.ptr(), 1, bytes), bytes), "") << what;
+            if (sreq) {
+                EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK)) << what;
+            }
+        }
+    // Primitives other than the receive's first ones: 3 ints, then 9 chars.
+    for (Mem m : mems)
+        for (const auto &sd : {L::contiguous(3, L::named(UCXDT_INT32)), L::contiguous(9, L::named(UCXDT_CHAR))}) {
+            Type sh(*sd);
+            Buffer src(*sd, 1, 5), dst(*rd, 8, 6);
+            const std::vector<std::byte> poison = dst.bytes;
+            Placed src_at(src, m), dst_at(dst, m);
+            ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), 8, rh.h, 0x34, ~0ull, nullptr);
+            ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), 1, sh.h, 0x34, nullptr);
+            ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq));
+            EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_ERR_TYPE_MISMATCH)) << mem_name(m) << ", " << L::to_string(*sd);
+            if (sreq && !UCXDT_PTR_IS_ERR(sreq)) p.wait(sreq);
+            dst_at.fetch();
+            EXPECT_EQ(dst.bytes, poison) << mem_name(m) << ": a mismatched message wrote the receive buffer";
         }
 }
 

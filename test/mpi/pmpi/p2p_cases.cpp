@@ -3,6 +3,7 @@
 // probe and completion call.
 #include "pmpi_case.hpp"
 
+#include "support/prefix_type.hpp"
 #include "support/typemap_walk.hpp"
 
 #include <stdexcept>
@@ -323,26 +324,6 @@ void partial(Case &c) {
                std::to_string(primitives(*p.recv, sent)));
 }
 
-// The first k primitives of `count` elements of d, as a struct of runs of one primitive
-// placed one after another: a send type whose signature ends wherever k says.
-L::TypeDescPtr prefix_type(const L::TypeDesc &d, int64_t count, int64_t k) {
-    std::vector<int64_t> blocks, disps;
-    std::vector<L::TypeDescPtr> types;
-    ucxdt_primitive_t last = UCXDT_PRIMITIVE_LAST;
-    int64_t at = 0, taken = 0;
-    ucxdt::ref::walk_primitives(d, count, [&](int64_t, ucxdt_primitive_t p) {
-        if (taken++ >= k) return;
-        if (p == last) {
-            ++blocks.back();
-        } else {
-            blocks.push_back(1), disps.push_back(at), types.push_back(L::named(p));
-            last = p;
-        }
-        at += L::primitive_size(p);
-    });
-    return L::structure(blocks, disps, types);
-}
-
 // A send that ends within an element of the receive type (where it has two primitives or
 // more): MPI_Get_count is MPI_UNDEFINED, MPI_Get_elements the primitives sent. The send type
 // is a dense struct of one element, on which no known deviation moves bytes, so the case's
@@ -354,7 +335,7 @@ void partial_element(Case &c) {
     if (per == 0) return partial(c);  // nothing to cut
     int64_t k = static_cast<int64_t>(mix(c.seed, 7) % std::min<uint64_t>(per * posted - 1, 200)) + 1;
     if (per > 1 && k % per == 0) --k;
-    const L::TypeDescPtr prefix = prefix_type(*p.recv, posted, k);
+    const L::TypeDescPtr prefix = T::prefix_type(*p.recv, posted, k);
     MpiType st(*prefix), rt(*p.recv);
     Outbox out(*prefix, st.t, 1, c.data_seed(c.rank));
     Inbox in(*p.recv, rt.t, posted, c.data_seed(c.rank, 1000));
