@@ -121,6 +121,7 @@ struct Params {
     double percentile = 50.0;
     double timeout_s = 30;  // -T, for both processes
     std::string err_mode = "peer";  // -e: UCP's error handling mode of the endpoints
+    std::string thread_mode = "single";  // -M: the UCP worker's thread mode
 
     std::string encode() const {
         char b[64];
@@ -129,7 +130,7 @@ struct Params {
                "\nsmem=" + send_mem + "\nrmem=" + recv_mem + "\niters=" + std::to_string(iters) +
                "\nwarmup=" + std::to_string(warmup) + "\nwindow=" + std::to_string(window) +
                "\ncheck=" + std::to_string(check_all) +
-               "\npct=" + b + "\ntimeout=" + std::to_string(timeout_s) + "\nerrmode=" + err_mode + "\n";
+               "\npct=" + b + "\ntimeout=" + std::to_string(timeout_s) + "\nerrmode=" + err_mode + "\nthreads=" + thread_mode + "\n";
     }
     void decode(const std::string &s) {
         std::map<std::string, std::string> kv;
@@ -147,6 +148,7 @@ struct Params {
         check_all = std::atoi(kv["check"].c_str()), percentile = std::atof(kv["pct"].c_str());
         if (kv.count("timeout")) timeout_s = std::atof(kv["timeout"].c_str());
         if (kv.count("errmode")) err_mode = kv["errmode"];
+        if (kv.count("threads")) thread_mode = kv["threads"];
     }
 };
 
@@ -201,6 +203,9 @@ void usage() {
         "                    unless set, without which UCX 1.13 leaves shared memory out) or\n"
         "                    none (UCP's default, as ucx_perftest without -e: every transport,\n"
         "                    CMA too; a dead peer is noticed through the out-of-band socket)\n"
+        "     -M <mode>      the UCP workers' thread mode: single (default) or multi (UCP's\n"
+        "                    UCS_THREAD_MODE_MULTI, and so ucxdt's worker lock; one thread\n"
+        "                    still drives it here)\n"
         "     -T <seconds>   the longest wait for the peer (30): for an answer on the\n"
         "                    out-of-band socket, for the connection, or for any message to\n"
         "                    complete; then the run fails. The client's value applies to the\n"
@@ -585,7 +590,7 @@ struct Ucp {
     // With -e peer, the endpoint in UCP's peer error handling mode, so that a dead peer fails
     // its requests and is reported; with -x pipeline the ucxdt worker is told too (and made
     // first for that).
-    void init(int fd, bool pipeline, bool peer_mode) {
+    void init(int fd, bool pipeline, bool peer_mode, bool multi) {
         ucp_config_t *cfg = nullptr;
         if (ucs_status_t s = ucp_config_read(nullptr, nullptr, &cfg); s != UCS_OK)
             die("ucp_config_read: %s", ucs_status_string(s));
@@ -603,7 +608,7 @@ struct Ucp {
         if (is != UCS_OK) die("ucp_init: %s", ucs_status_string(is));
         ucp_worker_params_t wp{};
         wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-        wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+        wp.thread_mode = multi ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
         if (ucs_status_t s = ucp_worker_create(ctx, &wp, &worker); s != UCS_OK)
             die("ucp_worker_create: %s", ucs_status_string(s));
         if (pipeline) {
@@ -1229,7 +1234,7 @@ int main(int argc, char **argv) {
     Options o;
     std::string dspec, mspec;
     int64_t size = -1;
-    for (int c; (c = getopt(argc, argv, "t:x:D:s:m:n:w:O:cR:p:T:e:G:A:f:LCh")) != -1;) {
+    for (int c; (c = getopt(argc, argv, "t:x:D:s:m:n:w:O:cR:p:T:e:M:G:A:f:LCh")) != -1;) {
         switch (c) {
         case 't': o.p.test = optarg; break;
         case 'x': o.p.path = optarg; break;
@@ -1244,6 +1249,7 @@ int main(int argc, char **argv) {
         case 'p': o.port = std::atoi(optarg); break;
         case 'T': o.p.timeout_s = std::atof(optarg); break;
         case 'e': o.p.err_mode = optarg; break;
+        case 'M': o.p.thread_mode = optarg; break;
         case 'G': o.gpu = std::atoi(optarg); break;
         case 'A': o.app_pct = std::atoi(optarg); break;
         case 'f': o.format = optarg; break;
@@ -1299,6 +1305,7 @@ int main(int argc, char **argv) {
     if (p.percentile < 0 || p.percentile > 100) die("-R must be in [0, 100]");
     if (!(p.timeout_s > 0)) die("-T must be > 0 seconds");
     if (p.err_mode != "peer" && p.err_mode != "none") die("-e %s: expected peer or none", p.err_mode.c_str());
+    if (p.thread_mode != "single" && p.thread_mode != "multi") die("-M %s: expected single or multi", p.thread_mode.c_str());
 
     // Both sides build both layouts: the receiver needs the sender's to know what to expect.
     Side snd, rcv, echo;
@@ -1344,7 +1351,7 @@ int main(int argc, char **argv) {
         g_peer.fd = fd;
         Ucp u;
         g_ucp = &u;
-        u.init(fd, p.path == "pipeline", p.err_mode == "peer");
+        u.init(fd, p.path == "pipeline", p.err_mode == "peer", p.thread_mode == "multi");
         if (p.path == "generic") u.make_dts(snd.type, rcv.type);
         g_peer.drive = [] { if (g_ucp) g_ucp->drive(); };
         // Both endpoints exist before any data.

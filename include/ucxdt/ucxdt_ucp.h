@@ -70,8 +70,14 @@
  *
  * Progress: explicit. ucxdt_worker_progress drives ucp_worker_progress and the protocol.
  *
- * Threads: a ucxdt worker and its endpoints and requests are used by one thread at a time (UCP's
- * UCS_THREAD_MODE_SINGLE); different workers may be used concurrently.
+ * Threads: as the UCP worker's thread mode (ucp_worker_query). Over a UCS_THREAD_MODE_MULTI
+ * worker (MPI_THREAD_MULTIPLE), any thread may call every function of a ucxdt worker, its
+ * endpoints and requests at any time: each takes the worker's lock, and completion callbacks
+ * run inside ucxdt_worker_progress under it (they may call the API). UCP must then be driven
+ * through ucxdt_worker_progress only, not ucp_worker_progress from another thread.
+ * ucxdt_worker_create and ucxdt_worker_destroy are not concurrent with other calls on the
+ * worker. Over a single-threaded UCP worker (SINGLE, SERIALIZED), one thread at a time, and no
+ * lock is taken. Different workers may always be used concurrently.
  *
  * Errors: ucxdt statuses (ucxdt.h). A request completes with UCXDT_ERR_TYPE_MISMATCH on both
  * sides when the signatures differ, UCXDT_ERR_TRUNCATED on both sides when the message is longer

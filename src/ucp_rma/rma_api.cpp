@@ -33,6 +33,7 @@ ucxdt_status_ptr_t start_op(ucxdt_ep_h ep, bool put, void *origin, int64_t origi
     if (!rkey || rkey->ep != ep)
         return rndv::error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "rkey must be a remote key unpacked on this ep"));
     rndv::Worker *w = ep->worker;
+    rndv::WorkerLock lock(w);
     Request *r = new_op(w, put, false, param);
     Op *op = static_cast<Op *>(r->ext.get());
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
@@ -58,6 +59,7 @@ ucxdt_status_ptr_t start_op(ucxdt_ep_h ep, bool put, void *origin, int64_t origi
 }
 
 ucxdt_status_ptr_t start_flush(rndv::Worker *w, rndv::Ep *ep, const ucxdt_request_param_t *param) {
+    rndv::WorkerLock lock(w);
     Request *r = new_op(w, false, true, param);
     r->ep = ep;
     if (const ucxdt_status_t e = rndv::check_flags(r, 0)) w->complete(r, e);
@@ -70,6 +72,7 @@ ucxdt_status_ptr_t start_flush(rndv::Worker *w, rndv::Ep *ep, const ucxdt_reques
 extern "C" {
 
 ucxdt_status_t ucxdt_mem_map(ucxdt_worker_h worker, const ucxdt_mem_map_params_t *params, ucxdt_mem_h *memh) {
+    rndv::WorkerLock lock(worker);
     return guard([&]() -> ucxdt_status_t {
         if (!worker || !params || !memh) return fail(UCXDT_ERR_INVALID_PARAM, "worker, params and memh must not be NULL");
         const uint64_t need = UCXDT_MEM_MAP_PARAM_FIELD_ADDRESS | UCXDT_MEM_MAP_PARAM_FIELD_LENGTH;
@@ -112,6 +115,7 @@ ucxdt_status_t ucxdt_mem_map(ucxdt_worker_h worker, const ucxdt_mem_map_params_t
 
 void ucxdt_mem_unmap(ucxdt_mem_h memh) {
     if (!memh) return;
+    rndv::WorkerLock lock(memh->worker);
     Rma::of(memh->worker).forget_region(memh);
     if (memh->memh) ucp_mem_unmap(memh->worker->ucp_context, memh->memh);
     delete memh;
@@ -153,6 +157,7 @@ ucxdt_status_t ucxdt_rkey_pack(ucxdt_mem_h memh, void **rkey_buffer, size_t *siz
 void ucxdt_rkey_buffer_release(void *rkey_buffer) { std::free(rkey_buffer); }
 
 ucxdt_status_t ucxdt_ep_rkey_unpack(ucxdt_ep_h ep, const void *rkey_buffer, size_t size, ucxdt_rkey_h *rkey) {
+    rndv::WorkerLock lock(ep ? ep->worker : nullptr);
     return guard([&]() -> ucxdt_status_t {
         if (!ep || !rkey_buffer || !rkey) return fail(UCXDT_ERR_INVALID_PARAM, "ep, rkey_buffer and rkey must not be NULL");
         RkeyWire k{};

@@ -121,6 +121,12 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         if (ucxdt_status_t st = wire_datatype(&w->wire_dt)) return st;
         w->ucp_worker = params->ucp_worker;
         w->ucp_context = params->ucp_context;
+        // Threads as the UCP worker's: a multi-threaded one gets the worker lock (Worker::multi).
+        ucp_worker_attr_t wa{};
+        wa.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
+        if (const ucs_status_t qs = ucp_worker_query(params->ucp_worker, &wa); qs != UCS_OK)
+            return fail(UCXDT_ERR_UCX, std::string("ucp_worker_query: ") + ucs_status_string(qs));
+        w->multi = wa.thread_mode == UCS_THREAD_MODE_MULTI;
         w->cfg = c;
         w->node = node_identity();
         w->process = process_identity();
@@ -187,9 +193,13 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
     delete worker;
 }
 
-unsigned ucxdt_worker_progress(ucxdt_worker_h worker) { return worker->progress(); }
+unsigned ucxdt_worker_progress(ucxdt_worker_h worker) {
+    WorkerLock lock(worker);
+    return worker->progress();
+}
 
 void ucxdt_worker_handle_ep_error(ucxdt_worker_h worker, ucp_ep_h ep, ucs_status_t) {
+    WorkerLock lock(worker);
     if (!worker || !ep) return;
     // Called from the user's UCP error handler, inside ucp_worker_progress: queued, so that
     // the requests end in ucxdt_worker_progress.
@@ -233,6 +243,7 @@ ucxdt_status_t ucxdt_ep_params_set_err_handler(ucp_ep_params_t *params, ucxdt_wo
 }
 
 void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
+    WorkerLock lock(worker);
     const Config &c = worker->cfg;
     std::fprintf(stream,
                  "# ucxdt worker configuration\n"
@@ -256,6 +267,7 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
 }
 
 ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *params, ucxdt_ep_h *ep) {
+    WorkerLock lock(worker);
     return guard([&]() -> ucxdt_status_t {
         if (!worker || !params || !ep) return fail(UCXDT_ERR_INVALID_PARAM, "worker, params and ep must not be NULL");
         if (!(params->field_mask & UCXDT_EP_PARAM_FIELD_UCP_EP) || !params->ucp_ep)
@@ -276,6 +288,7 @@ ucxdt_status_t ucxdt_ep_create(ucxdt_worker_h worker, const ucxdt_ep_params_t *p
 void ucxdt_ep_destroy(ucxdt_ep_h ep) {
     if (!ep) return;
     Worker *w = ep->worker;
+    WorkerLock lock(w);
     std::vector<Request *> mine;
     for (auto &[id, r] : w->requests)
         if (r->is_send && r->ep == ep && r->status == UCXDT_INPROGRESS) mine.push_back(r);
@@ -294,6 +307,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
                                       const ucxdt_request_param_t *param) {
     if (!ep) return error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "ep must not be NULL"));
     Worker *w = ep->worker;
+    WorkerLock lock(w);
     Request *r = w->new_request(true, param);
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
         if (ucxdt_status_t e = check_flags(r, UCXDT_SEND_FLAG_SYNC)) return e;
@@ -353,6 +367,7 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
                                       const ucxdt_request_param_t *param) {
     if (!worker) return error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "worker must not be NULL"));
     Worker *w = worker;
+    WorkerLock lock(w);
     Request *r = w->new_request(false, param);
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
         if (ucxdt_status_t e = check_flags(r, 0)) return e;
@@ -394,16 +409,22 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
     return r;
 }
 
-int ucxdt_request_check_status(void *request) { return static_cast<Request *>(request)->status; }
+int ucxdt_request_check_status(void *request) {
+    const auto *r = static_cast<Request *>(request);
+    WorkerLock lock(r->worker);
+    return r->status;
+}
 
 int64_t ucxdt_request_length(void *request) {
     const auto *r = static_cast<Request *>(request);
+    WorkerLock lock(r->worker);
     return (!r->is_send && r->status == UCXDT_OK) ? r->packed : 0;
 }
 
 int ucxdt_tag_recv_request_test(void *request, ucxdt_tag_recv_info_t *info) {
     const auto *r = static_cast<Request *>(request);
     if (!r || !info || r->is_send) return fail(UCXDT_ERR_INVALID_PARAM, "a receive request and info are required");
+    WorkerLock lock(r->worker);
     if (r->status != UCXDT_INPROGRESS) {
         info->sender_tag = r->sender_tag;
         info->length = r->status == UCXDT_OK ? r->packed : 0;
@@ -413,13 +434,16 @@ int ucxdt_tag_recv_request_test(void *request, ucxdt_tag_recv_info_t *info) {
 
 void ucxdt_request_cancel(ucxdt_worker_h worker, void *request) {
     auto *r = static_cast<Request *>(request);
+    WorkerLock lock(worker);
     if (!worker || r->is_send || r->matched || !r->ucp_req) return;
     ucp_request_cancel(worker->ucp_worker, r->ucp_req);
 }
 
 void ucxdt_request_free(void *request) {
     auto *r = static_cast<Request *>(request);
-    r->worker->release(r);
+    Worker *w = r->worker;
+    WorkerLock lock(w);
+    w->release(r);
 }
 
 }  // extern "C"

@@ -23,6 +23,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -306,6 +307,12 @@ struct Worker {
     // which the last orphan's last callback deletes (ucp_callback).
     bool destroyed = false;
     size_t orphans = 0;
+    // A worker over a UCS_THREAD_MODE_MULTI UCP worker takes this lock in every entry point
+    // (WorkerLock), so that any thread may post, progress, test, cancel and free; UCP's
+    // callbacks come inside ucp_worker_progress or a UCP call, so inside it too. Recursive: a
+    // completion callback may call the API. A single-threaded worker never touches it.
+    bool multi = false;
+    mutable std::recursive_mutex mu;
     Config cfg;
     uint64_t uuid = 0;
     uint64_t next_id = 1;
@@ -562,5 +569,25 @@ ucxdt_status_t wire_datatype(ucp_datatype_t *dt);
 }  // namespace ucxdt::rndv
 
 // The public handles of ucxdt_ucp.h are the worker and endpoint themselves.
+namespace ucxdt::rndv {
+
+/// Holds w's lock while in scope when w is multi-threaded (Worker::multi); nothing otherwise.
+class WorkerLock {
+public:
+    explicit WorkerLock(const Worker *w) : m_(w && w->multi ? &w->mu : nullptr) {
+        if (m_) m_->lock();
+    }
+    ~WorkerLock() {
+        if (m_) m_->unlock();
+    }
+    WorkerLock(const WorkerLock &) = delete;
+    WorkerLock &operator=(const WorkerLock &) = delete;
+
+private:
+    std::recursive_mutex *m_;
+};
+
+}  // namespace ucxdt::rndv
+
 struct ucxdt_worker : ucxdt::rndv::Worker {};
 struct ucxdt_ep : ucxdt::rndv::Ep {};

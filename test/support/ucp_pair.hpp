@@ -19,8 +19,10 @@ struct UcpPair {
     UcpPair(const UcpPair &) = delete;
     UcpPair &operator=(const UcpPair &) = delete;
 
-    /// "" on success, else what failed. `config`: UCP settings (name without UCX_, value).
-    std::string open(uint64_t features, const std::vector<std::pair<const char *, const char *>> &config = {}) {
+    /// "" on success, else what failed. `config`: UCP settings (name without UCX_, value);
+    /// `mode`: the workers' thread mode.
+    std::string open(uint64_t features, const std::vector<std::pair<const char *, const char *>> &config = {},
+                     ucs_thread_mode_t mode = UCS_THREAD_MODE_SINGLE) {
         ucp_config_t *cfg = nullptr;
         if (ucp_config_read(nullptr, nullptr, &cfg) != UCS_OK) return "ucp_config_read";
         for (const auto &[name, value] : config) ucp_config_modify(cfg, name, value);
@@ -33,7 +35,7 @@ struct UcpPair {
         for (auto &worker : w) {
             ucp_worker_params_t wp{};
             wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-            wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+            wp.thread_mode = mode;
             if ((st = ucp_worker_create(ctx, &wp, &worker)) != UCS_OK)
                 return std::string("ucp_worker_create: ") + ucs_status_string(st);
         }
