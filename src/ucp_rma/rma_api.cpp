@@ -47,7 +47,7 @@ ucxdt_status_ptr_t start_op(ucxdt_ep_h ep, bool put, void *origin, int64_t origi
         if (ucxdt_status_t e = get_plan(*t, target_count, &op->target)) return e;
         // MPI-4.1 12.3: the origin and target type signatures must match. Both types are resolved
         // here already: the handle table is not asked again.
-        const Signature so = Signature::repeat(r->type_sig, origin_count), sd = Signature::repeat(t->signature, target_count);
+        const Signature so = Signature::repeat(r->type->signature, origin_count), sd = Signature::repeat(t->signature, target_count);
         if (!(so == sd) || r->packed != op->target->packed_size)
             return fail(UCXDT_ERR_TYPE_MISMATCH, "the origin and target type signatures differ");
         if (ucxdt_status_t e = op->rma->start(r, *rkey, remote)) return e;

@@ -120,7 +120,7 @@ ucxdt_status_t Rma::start(Request *r, const Rkey &rkey, uint64_t remote) {
     // A device region on this node is the origin GPU's to copy into (CUDA IPC). Elsewhere UCX
     // 1.13 would reach it with the CPU (RMA emulated over active messages without GPUDirect
     // RDMA), so the target's worker unpacks it.
-    if (k.device && k.has_ipc && rkey.ipc) return start_ipc(r, rkey, remote);
+    if (rkey.ipc) return start_ipc(r, rkey, remote);
     return choose(*r, k.device != 0) == Path::AM ? start_am(r, remote) : start_ucp(r, rkey, remote);
 }
 

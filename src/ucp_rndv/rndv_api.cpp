@@ -14,7 +14,6 @@
 #include <random>
 #include <string>
 
-
 using namespace ucxdt;
 using namespace ucxdt::rndv;
 
@@ -321,7 +320,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         h.sender_uuid = w->uuid;
         h.sreq_id = r->id;
         h.packed = r->packed;
-        const Signature sig = Signature::repeat(r->type_sig, count);
+        const Signature sig = Signature::repeat(r->type->signature, count);
         h.sig_hash = sig.hash;
         h.sig_length = sig.length;
         // A receiver that can pull the message copies it in one GPU operation where eager takes

@@ -160,14 +160,14 @@ ucxdt_status_t Worker::peer_reach(const Request *r, int64_t lo, int64_t hi) {
 // ---- Sending ------------------------------------------------------------------------------
 
 bool Worker::offers_pull(const Request *r) const {
-    if (r->gpu < 0 || r->dense || !r->ep->peer_known || !ipc_peer(r->ep->peer) || r->packed > cfg.ipc_pull) return false;
+    if (r->gpu < 0 || r->dense || !r->ep->peer_known || !r->ep->peer.ipc || r->packed > cfg.ipc_pull) return false;
     const Plan &p = *r->plan;
     return (cfg.ipc_strided && offers_runs(p)) ||
            (cfg.ipc_same_layout && p.cls == UCXDT_PLAN_BLOCK_LIST && p.layout_hash != 0);
 }
 
 bool Worker::send_start_ipc(Request *r) {
-    if (r->gpu < 0 || !r->ep->peer_known || !ipc_peer(r->ep->peer)) return false;
+    if (r->gpu < 0 || !r->ep->peer_known || !r->ep->peer.ipc) return false;
     cuda::IpcRef ref{};
     TagHeader &h = r->hdr;
     if (r->dense) {

@@ -15,13 +15,13 @@ namespace ucxdt::rndv {
 // inside an element (MPI: the receive takes the whole primitives that arrived).
 ucxdt_status_t check_signature(const Request *r, const TagHeader &h) {
     if (h.packed > r->packed) return UCXDT_ERR_TRUNCATED;
-    const int64_t size = r->type_size;
+    const Type &t = *r->type;
     Signature s;
-    if (size > 0 && h.packed % size == 0) {
-        s = Signature::repeat(r->type_sig, h.packed / size);
+    if (t.size > 0 && h.packed % t.size == 0) {
+        s = Signature::repeat(t.signature, h.packed / t.size);
     } else {
         PackedPrefix p;
-        if (!r->type || !packed_prefix(*r->type, h.packed, &p)) return UCXDT_ERR_TYPE_MISMATCH;
+        if (!packed_prefix(t, h.packed, &p)) return UCXDT_ERR_TYPE_MISMATCH;
         s = p.sig;
     }
     return s.hash == h.sig_hash && s.length == h.sig_length ? UCXDT_OK : UCXDT_ERR_TYPE_MISMATCH;

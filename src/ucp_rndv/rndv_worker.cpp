@@ -8,7 +8,6 @@
 #include <new>
 #include <string>
 
-
 namespace ucxdt::rndv {
 
 namespace {
@@ -151,8 +150,6 @@ ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t typ
     if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
     if (ucxdt_status_t st = require_committed(*t, "type")) return st;
     if (ucxdt_status_t st = get_plan(*t, count, &r->plan)) return st;
-    r->type_size = t->size;
-    r->type_sig = t->signature;
     r->type = t;
     r->buffer = static_cast<char *>(buffer);
     r->count = count;
@@ -352,8 +349,7 @@ unsigned Worker::progress() {
             case Event::am_message:
                 switch (e.am.kind) {
                 case AmKind::hello: {
-                    peers[e.am.uuid] = PeerInfo{e.reply_ep, e.am.node, e.am.process,
-                                                ipc_reaches(e.reply_ep, e.am.node, e.am.process, e.am.ipc != 0)};
+                    peers[e.am.uuid] = peer_of(e.reply_ep, e.am);
                     AmHeader reply = hello(AmKind::hello_reply);
                     reply.ep_id = e.am.ep_id;
                     send_am(e.reply_ep, reply, false);
@@ -362,8 +358,7 @@ unsigned Worker::progress() {
                 case AmKind::hello_reply:
                     if (const auto it = eps.find(e.am.ep_id); it != eps.end()) {
                         Ep *ep = it->second;
-                        ep->peer = PeerInfo{ep->ucp_ep, e.am.node, e.am.process,
-                                            ipc_reaches(ep->ucp_ep, e.am.node, e.am.process, e.am.ipc != 0)};
+                        ep->peer = peer_of(ep->ucp_ep, e.am);
                         ep->peer_uuid = e.am.uuid;
                         ep->peer_known = true;
                     }

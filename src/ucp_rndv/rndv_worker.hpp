@@ -12,8 +12,8 @@
 #include "ucp_rndv/staging_pool.hpp"
 #include "ucp_rndv/wire_pool.hpp"
 #include "uct_cuda/device_staging.hpp"
-#include "uct_cuda/ipc.hpp"
 #include "ucp_rndv/ucx_reach.hpp"
+#include "uct_cuda/ipc.hpp"
 #include "uct_cuda/launch_queue.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
@@ -114,13 +114,11 @@ struct Request {
     // The user's data.
     char *buffer = nullptr;
     int64_t count = 0;
-    // Of one element of the type: what a receive checks a message's signature against. The
-    // plan and these outlive the user's handle, which MPI lets the user free meanwhile (MPI-4.1
-    // 5.1.9); a duplicate handle per request cost a type, its normalization and two writes to
-    // the handle table.
-    int64_t type_size = 0;
-    Signature type_sig;
-    TypePtr type;  // for the signature of a partial last element (ucp_dt/packed_prefix.hpp)
+    // The committed type (its size and signature: what a receive checks a message against,
+    // a partial last element through ucp_dt/packed_prefix.hpp) and its plan. They outlive the
+    // user's handle, which MPI lets the user free meanwhile (MPI-4.1 5.1.9); a duplicate handle
+    // per request cost a type, its normalization and two writes to the handle table.
+    TypePtr type;
     PlanPtr plan;
     bool contig = false;  // the buffer is the packed stream, and UCP may GET to or from it
     bool dense = false;   // the buffer is the packed stream (host or GPU)
@@ -419,7 +417,10 @@ struct Worker {
     /// share UCX's node, and where UCP reports the endpoint's transports, one of them is
     /// cuda_ipc (workers of one process need none).
     bool ipc_reaches(ucp_ep_h ep, uint64_t peer_node, uint64_t peer_process, bool peer_ipc) const;
-    bool ipc_peer(const PeerInfo &p) const { return p.ipc; }
+    /// The peer that a HELLO or HELLO reply received through `ep` introduces.
+    PeerInfo peer_of(ucp_ep_h ep, const AmHeader &hello) const {
+        return PeerInfo{ep, hello.node, hello.process, ipc_reaches(ep, hello.node, hello.process, hello.ipc != 0)};
+    }
     bool send_start_ipc(Request *r);         // false: the host path serves it
     void send_on_rtr(const Event &e);
     void send_ipc_stage(Request *r);         // takes device slots, packs the first fragments
@@ -566,11 +567,6 @@ ucxdt_status_t check_signature(const Request *r, const TagHeader &h);
 /// process, made on the first call. Thread safe. Errors: UCXDT_ERR_UCX.
 ucxdt_status_t wire_datatype(ucp_datatype_t *dt);
 
-}  // namespace ucxdt::rndv
-
-// The public handles of ucxdt_ucp.h are the worker and endpoint themselves.
-namespace ucxdt::rndv {
-
 /// Holds w's lock while in scope when w is multi-threaded (Worker::multi); nothing otherwise.
 class WorkerLock {
 public:
@@ -589,5 +585,6 @@ private:
 
 }  // namespace ucxdt::rndv
 
+// The public handles of ucxdt_ucp.h are the worker and endpoint themselves.
 struct ucxdt_worker : ucxdt::rndv::Worker {};
 struct ucxdt_ep : ucxdt::rndv::Ep {};
