@@ -17,22 +17,15 @@ bin=$1 mem=${2:-host} runs=${3:-3}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 if [ "$mem" = cuda ] && ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then echo "no GPU: skipped"; exit 77; fi
 
-read -ra ip <<<"${IP:-ip}"
+# shellcheck source=../../scripts/netns-pair.sh
+. "$root/scripts/netns-pair.sh"
+read -ra netns_ip <<<"${IP:-ip}"
 a=ucxdt_t$$a b=ucxdt_t$$b   # unique per test process (CTest runs tests in parallel)
-net=10.$((200 + $$ % 50)).$((($$ / 50) % 250)).
-down() { "${ip[@]}" netns del "$a"; "${ip[@]}" netns del "$b"; } 2>/dev/null
-trap down EXIT
-if ! { "${ip[@]}" netns add "$a" && "${ip[@]}" netns add "$b" &&
-       "${ip[@]}" link add va$$ netns "$a" type veth peer name vb$$ netns "$b" &&
-       "${ip[@]}" -n "$a" addr add ${net}1/24 dev va$$ && "${ip[@]}" -n "$b" addr add ${net}2/24 dev vb$$ &&
-       "${ip[@]}" -n "$a" link set va$$ up && "${ip[@]}" -n "$b" link set vb$$ up &&
-       "${ip[@]}" -n "$a" link set lo up && "${ip[@]}" -n "$b" link set lo up; } >/dev/null 2>&1; then
+net=10.$((200 + $$ % 50)).$((($$ / 50) % 250))
+trap 'netns_down "$a" "$b"' EXIT
+if ! netns_pair "$a" "$b" va$$ vb$$ "$net" >/dev/null 2>&1; then
   echo "no network namespace pair here (needs root and iproute2): skipped"; exit 77
 fi
-for _ in $(seq 100); do  # UCX finds no TCP interface until the pair has carrier
-  [[ $("${ip[@]}" -n "$a" link show va$$) == *"state UP"* && $("${ip[@]}" -n "$b" link show vb$$) == *"state UP"* ]] && break
-  sleep 0.1
-done
 
 # 128 fragments of 8,176 bytes (UCX 1.13's TCP segment less UCP's header): the last one full.
 bytes=1046528
@@ -41,7 +34,7 @@ tls=tcp
 [ "$mem" = host ] || tls=tcp,cuda_copy
 fails=0
 for i in $(seq "$runs"); do
-  out=$(env PAIR_SERVER_PREFIX="${ip[*]} netns exec $a ${NS_EXEC_ENV:-}" PAIR_CLIENT_PREFIX="${ip[*]} netns exec $b ${NS_EXEC_ENV:-}" PAIR_HOST=${net}1 \
+  out=$(env PAIR_SERVER_PREFIX="${netns_ip[*]} netns exec $a ${NS_EXEC_ENV:-}" PAIR_CLIENT_PREFIX="${netns_ip[*]} netns exec $b ${NS_EXEC_ENV:-}" PAIR_HOST=$net.1 \
           PAIR_GRACE=5 PAIR_TIMEOUT=60 UCX_TLS=$tls \
           UCX_TCP_SNDBUF=32k UCX_TCP_RCVBUF=32k \
           "$root/scripts/perftest-pair" "$bin" -t tag_bw -x generic -D "$spec" -m "$mem" -n 20 -w 0 -c -T 5 -f csv 2>&1)
