@@ -8,7 +8,8 @@
  * ucp_tag_send_nbx with the user's tag and matched by ucp_tag_recv_nbx with the user's tag and
  * mask, so order and matching semantics are UCP's (MPI-4.1 3.5 non-overtaking between a pair of
  * endpoints), and an application may mix these calls with its own UCP tag traffic on the same
- * worker as long as the tags do not collide. The tagged messages of one endpoint go in the order
+ * worker as long as the tags do not collide. A message that ucxdt_tag_probe_nb has taken out of
+ * UCP matches before UCP's, in the order it arrived. The tagged messages of one endpoint go in the order
  * of the calls: a send whose first message waits (for its GPU pack, or for staging slots, which
  * sends take in call order) holds back those of later sends on that endpoint.
  *
@@ -235,9 +236,11 @@ enum ucxdt_request_param_field {
 
 /** Flags of a send (ucxdt_request_param_t::flags). */
 enum ucxdt_send_flags {
-    /** Synchronous send (MPI_Ssend and MPI_Issend, MPI-4.1 §3.4; UCP's ucp_tag_send_sync_nbx):
-     *  the send completes only once a receive has matched its message, eager messages
-     *  included. Rendezvous sends complete at the receiver's answer anyway. */
+    /** Synchronous send (MPI_Ssend and MPI_Issend, MPI-4.1 §3.4; as UCP's
+     *  ucp_tag_send_sync_nbx): the send completes only once a receive has matched its message,
+     *  eager messages included (the receiver answers when a receive, not a probe, takes it);
+     *  with UCXDT_ERR_TYPE_MISMATCH or UCXDT_ERR_TRUNCATED when that receive fails so. Rendezvous
+     *  sends complete at the receiver's answer anyway. */
     UCXDT_SEND_FLAG_SYNC = 1u << 0
 };
 
@@ -341,6 +344,44 @@ typedef struct {
  *  receive). Returns UCXDT_ERR_INVALID_PARAM, and fills nothing, for a send request or a NULL
  *  argument. Threads: as the worker's other calls. */
 UCXDT_API int ucxdt_tag_recv_request_test(void *request, ucxdt_tag_recv_info_t *info);
+/** A message that ucxdt_tag_probe_nb found (MPI_Message, MPI-4.1 §3.8.2). */
+typedef struct ucxdt_tag_message *ucxdt_tag_message_h;
+
+/** Looks for a message whose tag matches `tag` under `tag_mask`, without receiving its data
+ *  (UCP's ucp_tag_probe_nb; MPI_Iprobe and, with `remove`, MPI_Improbe, MPI-4.1 §3.8.1-2).
+ *  When one is there, fills *info with the sender's full tag and the message's packed length
+ *  in bytes (of the sender's type map: ucxdt_type_get_elements turns it into elements of a
+ *  receive type), and returns non-NULL; else returns NULL. Without `remove` the message stays
+ *  to be matched by a later receive or probe, and the handle must not be used. With `remove`
+ *  it is taken out of matching, and the handle is for exactly one ucxdt_tag_msg_recv_nbx.
+ *  Matching keeps the order of ucxdt_tag_recv_nbx: the first matching message in arrival order
+ *  is found, and a probe without `remove` followed by a receive of the same tag and mask
+ *  receives the message the probe saw (MPI-4.1 §3.8.1), unless another thread's receive took it
+ *  in between. How: UCP shows a message's length, not its packed
+ *  length, which the ucxdt header holds, so the probe receives the tagged message from UCP
+ *  (ucp_tag_probe_nb with remove, then ucp_tag_msg_recv_nbx into host memory): an eager
+ *  message's data, or a rendezvous' RTS (its data moves only when a receive takes it). Until a
+ *  receive takes it, the message holds that memory, and a synchronous send stays incomplete
+ *  (a probe matches no receive). A message UCP has not wholly received yet (one UCP sends by
+ *  its own rendezvous) is taken out and NULL returned; a later probe returns it once it is
+ *  here. A probe does not progress the worker (as UCP's). The tag space is ucxdt's: a probe
+ *  whose tag and mask match an application's own UCP tag traffic takes that message too, and
+ *  the receive that takes it then fails with UCXDT_ERR_UCX. Errors: NULL is returned, with the
+ *  reason in ucxdt_last_error(), for a NULL worker or info (UCXDT_ERR_INVALID_PARAM) or no
+ *  memory. Threads: as the worker's other calls. */
+UCXDT_API ucxdt_tag_message_h ucxdt_tag_probe_nb(ucxdt_worker_h worker, ucp_tag_t tag, ucp_tag_t tag_mask,
+                                                 int remove, ucxdt_tag_recv_info_t *info);
+/** Receives `message` (returned by ucxdt_tag_probe_nb with `remove`) into up to `count`
+ *  elements of `type` at `buffer`, as ucxdt_tag_recv_nbx would have received it: the same
+ *  completion, statuses and errors (UCP's ucp_tag_msg_recv_nbx; MPI_Mrecv and MPI_Imrecv,
+ *  MPI-4.1 §3.8.3). The request is matched already, so ucxdt_request_cancel leaves it alone.
+ *  Errors (UCXDT_PTR_IS_ERR): UCXDT_ERR_INVALID_PARAM when `message` is not a removed message
+ *  of this worker that no receive has taken (the handle is spent once a receive takes it), and
+ *  those of ucxdt_tag_recv_nbx's arguments; the message then stays for another call. */
+UCXDT_API ucxdt_status_ptr_t ucxdt_tag_msg_recv_nbx(ucxdt_worker_h worker, void *buffer, int64_t count,
+                                                    ucxdt_type_t type, ucxdt_tag_message_h message,
+                                                    const ucxdt_request_param_t *param);
+
 /** Cancels a receive that has not matched yet (it completes with UCXDT_ERR_CANCELED); a
  *  matched receive runs to completion. A send is not canceled: UCP cancels tag receives only
  *  (ucp_request_cancel, UCX 1.13), and a message once posted may have matched already. So

@@ -166,6 +166,7 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
     w->flush_launches();
     for (auto &[device, g] : w->gpus) g->synchronize();
     w->extensions.clear();
+    w->drop_probed();
     std::vector<Request *> all;
     for (auto &[id, r] : w->requests) all.push_back(r);
     size_t orphans = 0;
@@ -330,7 +331,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
                               : w->offers_pull(r) ? std::min(w->cfg.eager, w->cfg.ipc_eager)
                                                   : w->cfg.eager;
         if (r->packed <= eager) {
-            h.kind = TagKind::eager;
+            h.kind = r->param.flags & UCXDT_SEND_FLAG_SYNC ? TagKind::eager_sync : TagKind::eager;
             if (r->gpu < 0) {  // UCP packs it from the layout when it sends (wire_dt.cpp)
                 r->by_wire_dt = true;
                 return w->send_tagged(r);
@@ -373,6 +374,8 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
         if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
         r->tag = tag;
         r->tag_mask = tag_mask;
+        // A message that a probe took out of UCP matches first: it came before UCP's.
+        if (Message *m = w->probed.empty() ? nullptr : w->probed_match(tag, tag_mask)) return w->claim(m, r), UCXDT_OK;
         ucp_request_param_t p{};
         // No immediate completion: the callback (maybe called inside this call) then sees
         // every receive, with its length and sender tag.
@@ -402,6 +405,44 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
         return UCXDT_OK;
     });
     if (st) {
+        w->complete(r, st);
+        return w->hand_out(r);
+    }
+    return r;
+}
+
+ucxdt_tag_message_h ucxdt_tag_probe_nb(ucxdt_worker_h worker, ucp_tag_t tag, ucp_tag_t tag_mask, int remove,
+                                       ucxdt_tag_recv_info_t *info) {
+    if (!worker || !info) return fail(UCXDT_ERR_INVALID_PARAM, "worker and info must not be NULL"), nullptr;
+    Worker *w = worker;
+    WorkerLock lock(w);
+    Message *m = nullptr;
+    if (guard([&]() -> ucxdt_status_t { return m = w->probe(tag, tag_mask), UCXDT_OK; })) return nullptr;
+    if (!m || !m->arrived) return nullptr;  // none, or still arriving: a later probe returns it
+    *info = m->info();
+    if (remove) m->removed = true;
+    return static_cast<ucxdt_tag_message *>(m);
+}
+
+ucxdt_status_ptr_t ucxdt_tag_msg_recv_nbx(ucxdt_worker_h worker, void *buffer, int64_t count, ucxdt_type_t type,
+                                          ucxdt_tag_message_h message, const ucxdt_request_param_t *param) {
+    if (!worker || !message) return error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "worker and message must not be NULL"));
+    Worker *w = worker;
+    WorkerLock lock(w);
+    Message *m = message;
+    if (std::find(w->probed.begin(), w->probed.end(), m) == w->probed.end() || !m->removed || m->claim)
+        return error_ptr(fail(UCXDT_ERR_INVALID_PARAM,
+                              "message is not one that ucxdt_tag_probe_nb removed on this worker and no receive took"));
+    Request *r = w->new_request(false, param);
+    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
+        if (ucxdt_status_t e = check_flags(r, 0)) return e;
+        if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
+        r->tag = m->sender_tag;
+        r->tag_mask = ~ucp_tag_t{0};
+        w->claim(m, r);
+        return UCXDT_OK;
+    });
+    if (st) {  // the message stays, for another ucxdt_tag_msg_recv_nbx
         w->complete(r, st);
         return w->hand_out(r);
     }

@@ -34,7 +34,7 @@ bool Worker::recv_matched(Request *r, const Event &e) {
         // The kind, among the eager header's fields, says how long the header is.
         r->hdr_got = std::min(e.length, kEagerHeaderBytes);
         std::memcpy(&r->hdr, m, r->hdr_got);
-        if (r->hdr_got == kEagerHeaderBytes && r->hdr.kind != TagKind::eager) {
+        if (r->hdr_got == kEagerHeaderBytes && !is_eager(r->hdr.kind)) {
             r->hdr_got = std::min(e.length, sizeof r->hdr);
             std::memcpy(&r->hdr, m, r->hdr_got);
         }
@@ -51,7 +51,8 @@ bool Worker::recv_matched(Request *r, const Event &e) {
         return true;
     }
     const ucxdt_status_t sig = r->wire_direct ? UCXDT_OK : check_signature(r, h);  // direct: checked
-    if (h.kind == TagKind::eager) {
+    if (is_eager(h.kind)) {
+        if (h.kind == TagKind::eager_sync) answer_sync(h, r->id, sig);
         if (sig) return complete(r, sig), true;
         if (e.length != hb + static_cast<size_t>(h.packed)) {
             complete(r, fail(UCXDT_ERR_UCX, "eager message of the wrong length"));
@@ -104,6 +105,18 @@ bool Worker::recv_matched(Request *r, const Event &e) {
     p += static_cast<size_t>(h.initial) * 4;
     r->rkey_buf.assign(p, p + h.rkey_len);
     return recv_advance(r);
+}
+
+void Worker::answer_sync(const TagHeader &h, uint64_t rreq_id, ucxdt_status_t st) {
+    AmHeader ats{};
+    ats.kind = AmKind::ats;
+    ats.status = st;
+    ats.sreq_id = h.sreq_id;
+    ats.rreq_id = rreq_id;
+    if (failed_peers.count(h.sender_uuid)) return;
+    const auto it = peers.find(h.sender_uuid);
+    if (it == peers.end()) return sync_due.emplace_back(h.sender_uuid, ats), void();  // sent on its HELLO
+    send_am(it->second.ep, ats, false);  // a failure ends the sender's request through its peer's
 }
 
 // Ends a matched rendezvous: ATS to the sender (its request completes with the same status),

@@ -35,23 +35,23 @@ ucxdt_status_t post_tagged(Request *r) {
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.send = tag_sent;
     p.user_data = r;
-    const bool eager = r->hdr.kind == TagKind::eager;
+    const bool eager = is_eager(r->hdr.kind);
     if (!eager) r->tagged_at = std::chrono::steady_clock::now();  // the RTS's round trip (rndv_ipc.cpp)
-    // A synchronous send's message completes once a receive matched it (UCP's acknowledgement);
-    // an RTS's request ends at the receiver's answer in any case.
-    const auto send = r->param.flags & UCXDT_SEND_FLAG_SYNC ? ucp_tag_send_sync_nbx : ucp_tag_send_nbx;
+    // Not ucp_tag_send_sync_nbx for a synchronous send: UCP acknowledges a message when any
+    // receive takes it, and ucxdt_tag_probe_nb takes one out of UCP to read its header. Its
+    // eager_sync message waits for the receiver's ATS instead, sent when a receive matched it.
     ucs_status_ptr_t s;
     if (r->by_wire_dt) {  // packed by UCP through the wire datatype (wire_dt.cpp)
         p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
         p.datatype = r->worker->wire_dt;
-        s = send(r->ep->ucp_ep, r, 1, r->tag, &p);
+        s = ucp_tag_send_nbx(r->ep->ucp_ep, r, 1, r->tag, &p);
     } else {
-        s = send(r->ep->ucp_ep, r->worker->wire_data(r), r->wire_len, r->tag, &p);
+        s = ucp_tag_send_nbx(r->ep->ucp_ep, r->worker->wire_data(r), r->wire_len, r->tag, &p);
     }
     if (UCS_PTR_IS_ERR(s)) return Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(s));
     if (s == nullptr && eager) {
         r->worker->wire_free(r);
-        r->worker->complete(r, UCXDT_OK);
+        if (r->hdr.kind == TagKind::eager) r->worker->complete(r, UCXDT_OK);  // eager_sync: at the ATS
         return UCXDT_OK;
     }
     ++r->ucp_ops;

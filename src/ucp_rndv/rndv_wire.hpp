@@ -17,7 +17,10 @@ namespace ucxdt::rndv {
 constexpr uint32_t kMagic = 0x75636474;  // "ucdt"
 constexpr int kMaxRkeyBytes = 4096;      // posted receives leave this much for an RTS
 
-enum class TagKind : uint8_t { eager = 1, rts = 2 };
+// eager_sync: an eager message of a synchronous send, whose sender waits for an ATS that the
+// receiver sends once a receive has matched it (a probe does not: MPI-4.1 §3.4).
+enum class TagKind : uint8_t { eager = 1, rts = 2, eager_sync = 3 };
+constexpr bool is_eager(TagKind k) { return k == TagKind::eager || k == TagKind::eager_sync; }
 
 struct TagHeader {
     uint32_t magic;
@@ -61,7 +64,7 @@ struct TagHeader {
 constexpr size_t kEagerHeaderBytes = offsetof(TagHeader, frag);
 static_assert(kEagerHeaderBytes == 48, "the eager header is TagHeader's first six fields");
 /// Bytes of the header that a message of `kind` carries.
-constexpr size_t header_bytes(TagKind kind) { return kind == TagKind::eager ? kEagerHeaderBytes : sizeof(TagHeader); }
+constexpr size_t header_bytes(TagKind kind) { return is_eager(kind) ? kEagerHeaderBytes : sizeof(TagHeader); }
 
 /// A strided layout (STRIDED plan, kernels::kMaxDims dims at most): runs of block_len bytes at
 /// a reference plus the displacement of their index by `dims` (outermost first, innermost
@@ -85,7 +88,8 @@ enum class AmKind : uint8_t {
     ack = 3,          // to the sender: fragment `frag_index` was fetched, its slot may be reused;
                       // with `push`, a grant: receiver slot `slot` at `offset` takes the next
                       // fragment
-    ats = 4,          // to the sender: the transfer ended with `status`
+    ats = 4,          // to the sender: the transfer ended with `status` (an eager_sync message:
+                      // a receive matched it, with `status`)
     hello_reply = 5,  // the answer to a hello, with the same fields, for ucxdt endpoint `ep_id`
     rtr = 6,          // host staging with am_frags: send the fragments to receive `rreq_id`
                       // (direct == 1: the receiver reads them in our slots, announce each with

@@ -307,6 +307,7 @@ unsigned Worker::progress() {
     if (!launching.empty()) flush_idle_launches();  // what the calls since the last progress issued
     unsigned n = ucp_worker_progress(ucp_worker);
     n += poll_gpu();
+    if (!probed.empty()) n += deliver_probed();
     // In batches: an event handled may queue more, which the next batch takes, in order. The
     // batch's buffer is kept for the next call (a deque node or vector per message cost a
     // malloc and a free); a nested call would take an empty one.
@@ -350,6 +351,10 @@ unsigned Worker::progress() {
                 switch (e.am.kind) {
                 case AmKind::hello: {
                     peers[e.am.uuid] = peer_of(e.reply_ep, e.am);
+                    for (auto it = sync_due.begin(); it != sync_due.end();) {  // answer_sync
+                        if (it->first != e.am.uuid) ++it;
+                        else send_am(e.reply_ep, it->second, false), it = sync_due.erase(it);
+                    }
                     AmHeader reply = hello(AmKind::hello_reply);
                     reply.ep_id = e.am.ep_id;
                     send_am(e.reply_ep, reply, false);

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <utility>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -229,6 +230,25 @@ struct Request {
     int64_t frag_bytes(int64_t k) const { return std::min(hdr.frag, hdr.packed - k * hdr.frag); }
 };
 
+/// A tagged message taken out of UCP's unexpected queue by ucxdt_tag_probe_nb (rndv_probe.cpp):
+/// UCP shows a message's length, not its packed length, which is in the ucxdt header, so the
+/// probe receives the message (an eager message's data or an RTS: no rendezvous data moves).
+/// It waits in Worker::probed, in the order it left UCP, until a receive claims it: one that
+/// ucxdt_tag_recv_nbx matches before it posts to UCP, or ucxdt_tag_msg_recv_nbx by handle.
+struct Message {
+    Worker *worker = nullptr;  // nullptr once the worker is destroyed with UCP's receive pending
+    ucp_tag_t sender_tag = 0;
+    Bytes data;                // the tagged message, as UCP delivers it
+    size_t length = 0;         // bytes of it received
+    bool arrived = false;      // UCP's receive of it completed, with `status`
+    ucs_status_t status = UCS_OK;
+    bool removed = false;      // handed out by a probe with `remove`: only ucxdt_tag_msg_recv_nbx takes it
+    Request *claim = nullptr;  // the receive that takes it once it has arrived
+    /// The probe's answer: the sender's tag and, from the ucxdt header, the packed bytes
+    /// (the bytes received when the message is not ucxdt's; the receive then fails).
+    ucxdt_tag_recv_info_t info() const;
+};
+
 /// GPU work of a rendezvous (the IPC path, or host staging of a GPU layout), polled in
 /// ucxdt_worker_progress (an event of the request's stream; none when the work ran synchronously).
 struct GpuOp {
@@ -325,6 +345,9 @@ struct Worker {
     std::vector<Event> spare_events;        // progress()'s batch buffer, kept between calls
     std::vector<Request *> spare_completed;  // likewise for the callbacks' list
     std::deque<Request *> waiting;                        // for staging or for a HELLO
+    std::deque<Message *> probed;                         // taken out of UCP by probes, in order
+    // ATSs of eager_sync messages matched before their sender's HELLO came: (sender, ATS).
+    std::vector<std::pair<uint64_t, AmHeader>> sync_due;
     std::vector<uint64_t> unsent_due;                     // endpoints (ids) whose unsent head ended
     std::vector<Request *> completed;                     // callbacks to call
     // Host staging per role, made on first use: sends and receives apart, so that a receive
@@ -504,6 +527,21 @@ struct Worker {
     void refill(Request *r, int slot);      // the slot is free again: the next fragment, or give it back
     void send_on_am(const AmHeader &h);      // ACK and ATS for a send
     bool recv_matched(Request *r, const Event &e);
+    /// Tells the sender of eager_sync message h that receive `rreq_id` matched it, with `st`
+    /// (ATS); held in sync_due until the sender's HELLO when it has not come.
+    void answer_sync(const TagHeader &h, uint64_t rreq_id, ucxdt_status_t st);
+    // Probed messages (rndv_probe.cpp).
+    /// The first message in `probed` that a receive of (tag, mask) would take, or nullptr.
+    Message *probed_match(ucp_tag_t tag, ucp_tag_t mask) const;
+    /// ucxdt_tag_probe_nb: that message, else the first that UCP holds, taken out of UCP and
+    /// received into `probed` (it may still be arriving); nullptr when there is none.
+    Message *probe(ucp_tag_t tag, ucp_tag_t mask);
+    /// r takes m: delivered (as UCP's receive would) once m has arrived, at the next progress.
+    void claim(Message *m, Request *r);
+    /// Hands each arrived, claimed message to its receive (recv_matched), in progress.
+    unsigned deliver_probed();
+    /// Worker destruction: messages UCP still receives are left to its callback, the rest freed.
+    void drop_probed();
     /// Ends an eager receive whose GPU unpack out of the wire slot ended (or failed to start).
     void recv_eager_done(Request *r, ucxdt_status_t st);
     bool recv_advance(Request *r);           // GETs; false: still waiting for a resource
@@ -588,3 +626,4 @@ private:
 // The public handles of ucxdt_ucp.h are the worker and endpoint themselves.
 struct ucxdt_worker : ucxdt::rndv::Worker {};
 struct ucxdt_ep : ucxdt::rndv::Ep {};
+struct ucxdt_tag_message : ucxdt::rndv::Message {};

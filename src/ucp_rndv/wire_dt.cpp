@@ -57,7 +57,7 @@ size_t pack(void *state, size_t offset, void *dest, size_t max_length) {
 
 // An eager message whose header matches the receive: its data may go straight to the layout.
 bool direct(const Request *r) {
-    return r->hdr.magic == kMagic && r->hdr.kind == TagKind::eager && check_signature(r, r->hdr) == UCXDT_OK;
+    return r->hdr.magic == kMagic && is_eager(r->hdr.kind) && check_signature(r, r->hdr) == UCXDT_OK;
 }
 
 ucs_status_t unpack(void *state, size_t offset, const void *src, size_t length) {
