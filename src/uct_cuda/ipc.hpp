@@ -58,6 +58,8 @@ public:
     void unmap(uint64_t peer, const IpcRef &ref, int device);
     /// Closes every mapping of `peer` (it failed); the caller made sure the GPU is done with them.
     void forget_peer(uint64_t peer);
+    /// Mappings open (held or cached), for tests.
+    size_t open() const { return entries_.size(); }
 
 private:
     struct Key {

@@ -1,10 +1,13 @@
 // Peer failure in the datatype-aware rendezvous (include/ucxdt/ucxdt_ucp.h): a forked peer is
-// killed with SIGKILL while a send and a receive with it are mid-pipeline. The survivor's
-// requests must complete with UCXDT_ERR_PEER_FAILURE within a bounded time, and the worker must
-// go on serving: a transfer to itself afterwards needs every staging slot back in the pools.
+// killed with SIGKILL while a send and a receive with it are mid-pipeline, on host staging and
+// on the CUDA IPC path. The survivor's requests must complete with UCXDT_ERR_PEER_FAILURE
+// within a bounded time, and the worker must go on serving: a transfer to itself afterwards
+// needs every staging slot back in the pools.
 #include "support/layout_buffer.hpp"
 #include "support/rndv_support.hpp"
+#include "support/scoped_env.hpp"
 #include "support/two_process.hpp"
+#include "ucp_rndv/rndv_worker.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
 
@@ -72,6 +75,157 @@ bool readable(int fd) {
 
 int wait_request(ucxdt_worker_h w, ucxdt_status_ptr_t req, std::chrono::seconds limit) {
     return T::wait_request(req, [w] { ucxdt_worker_progress(w); }, limit);
+}
+
+// ---- On the CUDA IPC path ----------------------------------------------------------------
+// Each process holds the other's GPU memory when the child is killed: the parent's send packs
+// into device staging slots that the child's receive granted (the parent maps the child's
+// staging), and the child's send packs into slots that the parent's receive granted (the
+// parent's slots are lent). The layouts' runs differ (32 and 16 bytes), so that neither side
+// copies run by run or byte for byte: every fragment goes through the receiver's staging.
+// 16 MB in 16 KiB fragments, each granted by a message over TCP: far more than the child
+// drives before it stops. First in the file: the parent forks before anything here starts CUDA.
+const std::vector<std::pair<const char *, const char *>> kGpuUcxConfig = {{"TLS", "tcp,cuda_copy,cuda_ipc,self"}};
+L::TypeDescPtr gpu_send_type() { return L::vector(524288, 4, 6, L::named(UCXDT_DOUBLE)); }
+L::TypeDescPtr gpu_recv_type() { return L::vector(1048576, 2, 3, L::named(UCXDT_DOUBLE)); }
+constexpr int64_t kGpuBytes = int64_t{16} << 20;
+
+// Progresses until the endpoint's peer has answered its HELLO (a send chooses CUDA IPC only
+// then), for up to 10 s; whether it did.
+bool introduced(ucxdt_worker_h w, ucxdt_ep_h ep) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!static_cast<const ucxdt::rndv::Ep *>(ep)->peer_known && std::chrono::steady_clock::now() < until)
+        ucxdt_worker_progress(w);
+    return static_cast<const ucxdt::rndv::Ep *>(ep)->peer_known;
+}
+
+// Bytes of a worker's device staging that are taken (lent to peers or in use).
+int64_t lent(const ucxdt::rndv::Worker *w) {
+    int64_t bytes = 0;
+    for (const auto &[device, g] : w->gpus) bytes += g->taken_bytes();
+    return bytes;
+}
+
+[[noreturn]] void gpu_child_main(int to_child, int to_parent) {
+    alarm(120);
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) _exit(7);
+    cudaSetDevice(n > 1 ? 1 : 0);  // across the link where there are two GPUs
+    int code = 0;
+    ProcessSide s;
+    UcxdtSide x;
+    std::vector<char> peer;
+    if (!s.init(kFeatures, kGpuUcxConfig).empty()) _exit(2);
+    if (!T::write_blob(to_parent, s.address) || !T::read_blob(to_child, &peer)) _exit(3);
+    if (!x.open(s, kConfig).empty() || !s.connect(peer, x.w).empty() || !T::create_rndv_ep(x.w, s.ep, &x.ep).empty()) _exit(4);
+    if (!introduced(x.w, x.ep)) _exit(9);
+    const auto st = gpu_send_type(), rt = gpu_recv_type();
+    Type sh(*st), rh(*rt);
+    Buffer src(*st, 1, 11), dst(*rt, 1, 12);
+    T::Placed src_at(src, T::Mem::cuda), dst_at(dst, T::Mem::cuda);
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst_at.ptr(), 1, rh.h, kToChild, ~0ull, nullptr);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src_at.ptr(), 1, sh.h, kToParent, nullptr);
+    if (!UCXDT_PTR_IS_PTR(rreq) || !UCXDT_PTR_IS_PTR(sreq)) code = 5;
+    // Until each side holds the other's memory: this receive granted the parent a slot, and
+    // this send mapped a slot the parent granted. Then stop, mid-transfer.
+    const auto *w = static_cast<const ucxdt::rndv::Worker *>(x.w);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (code == 0 && !(lent(w) > 0 && w->imports->open() > 0)) {
+        if (std::chrono::steady_clock::now() > until) code = 8;
+        ucxdt_worker_progress(x.w);
+    }
+    const char stalled = static_cast<char>(code);
+    T::write_all(to_parent, &stalled, 1);
+    char never;
+    T::read_all(to_child, &never, 1);  // blocks until SIGKILL
+    _exit(6);
+}
+
+TEST(RndvFaults, GpuPeerKilledHoldingIpcMappingsAndStagingSlots) {
+    // Small IPC fragments, in both processes (the child inherits them).
+    T::ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "16384"}, {"UCXDT_CUDA_IPC", "y"}};
+    int to_child[2], to_parent[2];
+    ASSERT_EQ(pipe(to_child), 0);
+    ASSERT_EQ(pipe(to_parent), 0);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) gpu_child_main(to_child[0], to_parent[1]);
+    if (!T::have_gpu()) {
+        kill(pid, SIGKILL);
+        T::wait_child(pid, std::chrono::seconds(10));
+        for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
+        GTEST_SKIP() << "no GPU";
+    }
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    ProcessSide s;
+    UcxdtSide x;
+    std::vector<char> peer;
+    ASSERT_EQ(s.init(kFeatures, kGpuUcxConfig), "");
+    ASSERT_TRUE(T::read_blob(to_parent[0], &peer) && T::write_blob(to_child[1], s.address));
+    ASSERT_EQ(x.open(s, kConfig), "");
+    ASSERT_EQ(s.connect(peer, x.w), "");
+    ASSERT_EQ(T::create_rndv_ep(x.w, s.ep, &x.ep), "");
+    ASSERT_TRUE(introduced(x.w, x.ep)) << "no HELLO reply from the child in 10 s";
+    const auto st = gpu_send_type(), rt = gpu_recv_type();
+    Type sh(*st), rh(*rt);
+    Buffer src(*st, 1, 21), dst(*rt, 1, 22);
+    T::Placed src_at(src, T::Mem::cuda), dst_at(dst, T::Mem::cuda);
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst_at.ptr(), 1, rh.h, kToParent, ~0ull, nullptr);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src_at.ptr(), 1, sh.h, kToChild, nullptr);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq) && UCXDT_PTR_IS_PTR(sreq));
+
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!readable(to_parent[0]) && std::chrono::steady_clock::now() < give_up) ucxdt_worker_progress(x.w);
+    char child_code = -1;
+    ASSERT_TRUE(T::read_all(to_parent[0], &child_code, 1)) << "the child did not report";
+    ASSERT_EQ(child_code, 0) << "child: 5 = its requests failed to start, 8 = no push in 30 s";
+    // The child's grant and its use of ours are on their way: once both are here, so is the
+    // parent's hold of the child's memory and the child's of the parent's.
+    auto *w = static_cast<ucxdt::rndv::Worker *>(x.w);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!(lent(w) > 0 && w->imports->open() > 0) && std::chrono::steady_clock::now() < until)
+        ucxdt_worker_progress(x.w);
+    for (int i = 0; i < 1000; ++i) ucxdt_worker_progress(x.w);
+    ASSERT_EQ(ucxdt_request_check_status(rreq), UCXDT_INPROGRESS) << "the receive ended before the kill";
+    ASSERT_EQ(ucxdt_request_check_status(sreq), UCXDT_INPROGRESS) << "the send ended before the kill";
+    ASSERT_GT(w->imports->open(), 0u) << "the send never mapped the child's staging (no push)";
+    ASSERT_GT(lent(w), 0) << "the receive never granted the child a slot (no push)";
+
+    kill(pid, SIGKILL);
+    EXPECT_NE(T::wait_child(pid, std::chrono::seconds(10)), -1);
+    const auto killed = std::chrono::steady_clock::now();
+    EXPECT_EQ(status_name(wait_request(x.w, rreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
+    EXPECT_EQ(status_name(wait_request(x.w, sreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count(), 30.0);
+    EXPECT_EQ(w->imports->open(), 0u) << "mappings of the dead peer's memory stay open";
+    EXPECT_EQ(lent(w), 0) << "device staging slots lent to the dead peer are not back";
+    EXPECT_TRUE(w->retired.empty()) << "slots stay retired after their sender died";
+
+    // The worker serves on, through its own device staging: a GPU transfer to itself.
+    ucxdt_ep_destroy(x.ep);
+    x.ep = nullptr;
+    ucp_ep_h self = nullptr;
+    ucp_ep_params_t ep_params{};
+    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep_params.address = reinterpret_cast<const ucp_address_t *>(s.address.data());
+    ASSERT_EQ(ucp_ep_create(s.w, &ep_params, &self), UCS_OK);
+    ucxdt_ep_h self_ep = nullptr;
+    ASSERT_EQ(T::create_rndv_ep(x.w, self, &self_ep), "");
+    Buffer into(*rt, 1, 32);
+    const std::vector<std::byte> sent = packed(*st, src.ptr(), 1, kGpuBytes), poison = into.bytes;
+    T::Placed into_at(into, T::Mem::cuda);
+    rreq = ucxdt_tag_recv_nbx(x.w, into_at.ptr(), 1, rh.h, kToSelf, ~0ull, nullptr);
+    sreq = ucxdt_tag_send_nbx(self_ep, src_at.ptr(), 1, sh.h, kToSelf, nullptr);
+    EXPECT_EQ(status_name(wait_request(x.w, rreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
+    EXPECT_EQ(status_name(wait_request(x.w, sreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
+    into_at.fetch();
+    EXPECT_EQ(T::check_received(*rt, 1, into, poison, sent, kGpuBytes), "");
+    ucxdt_ep_destroy(self_ep);
+    ucp_request_param_t cp{};
+    cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    s.wait(ucp_ep_close_nbx(self, &cp), std::chrono::seconds(10));
+    for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
 }
 
 TEST(RndvFaults, PeerKilledMidPipelineFailsItsRequestsAndTheWorkerServesOn) {
