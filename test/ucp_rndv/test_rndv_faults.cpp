@@ -36,37 +36,7 @@ constexpr int kDepth = 2;
 constexpr uint64_t kToParent = 1, kToChild = 2, kToSelf = 3;
 const T::RndvConfig kConfig{1024, kFrag, kDepth, kDepth};
 
-// 1 MiB packed in 4 KiB fragments: 256 round trips of READY and ACK, far more than the child
-// drives before it stops.
-L::TypeDescPtr message_type() { return L::vector(32768, 4, 6, L::named(UCXDT_DOUBLE)); }
-
-// The forked peer: starts a send to the parent and a receive from it, drives them a little,
-// says so through `ready_fd`, and then waits to be killed. Never returns.
-[[noreturn]] void child_main(int to_child, int to_parent) {
-    alarm(120);  // a parent that never kills us must not leave us behind
-    int code = 0;
-    ProcessSide s;
-    UcxdtSide x;
-    std::vector<char> peer;
-    if (!s.init(kFeatures, kUcxConfig).empty()) _exit(2);
-    if (!T::write_blob(to_parent, s.address) || !T::read_blob(to_child, &peer)) _exit(3);
-    if (!x.open(s, kConfig).empty() || !s.connect(peer, x.w).empty() || !T::create_rndv_ep(x.w, s.ep, &x.ep).empty()) _exit(4);
-    const auto t = message_type();
-    Type h(*t);
-    Buffer src(*t, 1, 11), dst(*t, 1, 12);
-    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst.ptr(), 1, h.h, kToChild, ~0ull, nullptr);
-    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src.ptr(), 1, h.h, kToParent, nullptr);
-    if (!UCXDT_PTR_IS_PTR(rreq) || !UCXDT_PTR_IS_PTR(sreq)) code = 5;
-    for (int i = 0; i < 30; ++i) {
-        ucxdt_worker_progress(x.w);
-        usleep(2000);
-    }
-    const char stalled = static_cast<char>(code);
-    T::write_all(to_parent, &stalled, 1);
-    char never;
-    T::read_all(to_child, &never, 1);  // blocks until SIGKILL
-    _exit(6);
-}
+using UcxConfig = std::vector<std::pair<const char *, const char *>>;
 
 bool readable(int fd) {
     pollfd p{fd, POLLIN, 0};
@@ -77,6 +47,96 @@ int wait_request(ucxdt_worker_h w, ucxdt_status_ptr_t req, std::chrono::seconds 
     return T::wait_request(req, [w] { ucxdt_worker_progress(w); }, limit);
 }
 
+// The forked peer's side: connected to the parent (addresses through the pipes), with a ucxdt
+// endpoint to it; _exit()s with 2-4 when that fails. alarm(): a parent that never kills it must
+// not leave it behind.
+void child_connect(ProcessSide &s, UcxdtSide &x, int to_child, int to_parent, const UcxConfig &ucx) {
+    alarm(120);
+    std::vector<char> peer;
+    if (!s.init(kFeatures, ucx).empty()) _exit(2);
+    if (!T::write_blob(to_parent, s.address) || !T::read_blob(to_child, &peer)) _exit(3);
+    if (!x.open(s, kConfig).empty() || !s.connect(peer, x.w).empty() || !T::create_rndv_ep(x.w, s.ep, &x.ep).empty()) _exit(4);
+}
+
+// The forked peer reports `code` (0: its transfers are under way) and waits to be killed.
+[[noreturn]] void child_stop(int to_child, int to_parent, int code) {
+    const char c = static_cast<char>(code);
+    T::write_all(to_parent, &c, 1);
+    char never;
+    T::read_all(to_child, &never, 1);  // blocks until SIGKILL
+    _exit(6);
+}
+
+// The parent's side of a forked peer: the pipes, the connection, the child's report and its
+// kill, and afterwards an endpoint to this worker itself. Kills a child still running, and
+// closes what it opened, when it goes.
+class ForkedPeer {
+public:
+    ProcessSide s;
+    UcxdtSide x;
+
+    ~ForkedPeer() {
+        if (self_ep_) ucxdt_ep_destroy(self_ep_);
+        if (self_) {
+            ucp_request_param_t cp{};
+            cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+            cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+            s.wait(ucp_ep_close_nbx(self_, &cp), std::chrono::seconds(10));
+        }
+        if (pid_ > 0) kill_child();
+        for (int fd : {to_child_[0], to_child_[1], to_parent_[0], to_parent_[1]})
+            if (fd >= 0) close(fd);
+    }
+    /// Forks; the child runs child(to_child, to_parent). False when that failed.
+    bool fork_child(void (*child)(int, int)) {
+        if (pipe(to_child_) != 0 || pipe(to_parent_) != 0) return false;
+        pid_ = fork();
+        if (pid_ == 0) child(to_child_[0], to_parent_[1]);
+        return pid_ > 0;
+    }
+    /// "" once this process is connected to the child with a ucxdt endpoint, else what failed.
+    std::string connect(const UcxConfig &ucx) {
+        std::vector<char> peer;
+        if (std::string e = s.init(kFeatures, ucx); !e.empty()) return e;
+        if (!T::read_blob(to_parent_[0], &peer) || !T::write_blob(to_child_[1], s.address)) return "no address from the child";
+        if (std::string e = x.open(s, kConfig); !e.empty()) return e;
+        if (std::string e = s.connect(peer, x.w); !e.empty()) return e;  // ucxdt_ep_params_set_err_handler
+        return T::create_rndv_ep(x.w, s.ep, &x.ep);
+    }
+    /// Serves the child until it reports (60 s at most): its code, -1 when none came.
+    int report() {
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (!readable(to_parent_[0]) && std::chrono::steady_clock::now() < give_up) ucxdt_worker_progress(x.w);
+        char code = -1;
+        return readable(to_parent_[0]) && T::read_all(to_parent_[0], &code, 1) ? code : -1;
+    }
+    /// SIGKILL, then waits for the child (10 s); whether it ended.
+    bool kill_child() {
+        kill(pid_, SIGKILL);
+        const bool ended = T::wait_child(pid_, std::chrono::seconds(10)) != -1;
+        pid_ = -1;
+        return ended;
+    }
+    /// Replaces the endpoint to the child by one to this worker itself: "" or what failed.
+    std::string self_endpoint(ucxdt_ep_h *ep) {
+        ucxdt_ep_destroy(x.ep);
+        x.ep = nullptr;
+        ucp_ep_params_t p{};
+        p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        p.address = reinterpret_cast<const ucp_address_t *>(s.address.data());
+        if (ucp_ep_create(s.w, &p, &self_) != UCS_OK) return "ucp_ep_create to itself";
+        if (std::string e = T::create_rndv_ep(x.w, self_, &self_ep_); !e.empty()) return e;
+        *ep = self_ep_;
+        return "";
+    }
+
+private:
+    pid_t pid_ = -1;
+    int to_child_[2] = {-1, -1}, to_parent_[2] = {-1, -1};
+    ucp_ep_h self_ = nullptr;
+    ucxdt_ep_h self_ep_ = nullptr;
+};
+
 // ---- On the CUDA IPC path ----------------------------------------------------------------
 // Each process holds the other's GPU memory when the child is killed: the parent's send packs
 // into device staging slots that the child's receive granted (the parent maps the child's
@@ -85,7 +145,7 @@ int wait_request(ucxdt_worker_h w, ucxdt_status_ptr_t req, std::chrono::seconds 
 // copies run by run or byte for byte: every fragment goes through the receiver's staging.
 // 16 MB in 16 KiB fragments, each granted by a message over TCP: far more than the child
 // drives before it stops. First in the file: the parent forks before anything here starts CUDA.
-const std::vector<std::pair<const char *, const char *>> kGpuUcxConfig = {{"TLS", "tcp,cuda_copy,cuda_ipc,self"}};
+const UcxConfig kGpuUcxConfig = {{"TLS", "tcp,cuda_copy,cuda_ipc,self"}};
 L::TypeDescPtr gpu_send_type() { return L::vector(524288, 4, 6, L::named(UCXDT_DOUBLE)); }
 L::TypeDescPtr gpu_recv_type() { return L::vector(1048576, 2, 3, L::named(UCXDT_DOUBLE)); }
 constexpr int64_t kGpuBytes = int64_t{16} << 20;
@@ -106,18 +166,17 @@ int64_t lent(const ucxdt::rndv::Worker *w) {
     return bytes;
 }
 
+// Whether each side holds the other's memory: a receive granted the peer a slot, and a send
+// mapped a slot the peer granted.
+bool holds_peer_memory(const ucxdt::rndv::Worker *w) { return lent(w) > 0 && w->imports->open() > 0; }
+
 [[noreturn]] void gpu_child_main(int to_child, int to_parent) {
-    alarm(120);
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) _exit(7);
     cudaSetDevice(n > 1 ? 1 : 0);  // across the link where there are two GPUs
-    int code = 0;
     ProcessSide s;
     UcxdtSide x;
-    std::vector<char> peer;
-    if (!s.init(kFeatures, kGpuUcxConfig).empty()) _exit(2);
-    if (!T::write_blob(to_parent, s.address) || !T::read_blob(to_child, &peer)) _exit(3);
-    if (!x.open(s, kConfig).empty() || !s.connect(peer, x.w).empty() || !T::create_rndv_ep(x.w, s.ep, &x.ep).empty()) _exit(4);
+    child_connect(s, x, to_child, to_parent, kGpuUcxConfig);
     if (!introduced(x.w, x.ep)) _exit(9);
     const auto st = gpu_send_type(), rt = gpu_recv_type();
     Type sh(*st), rh(*rt);
@@ -125,177 +184,127 @@ int64_t lent(const ucxdt::rndv::Worker *w) {
     T::Placed src_at(src, T::Mem::cuda), dst_at(dst, T::Mem::cuda);
     ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst_at.ptr(), 1, rh.h, kToChild, ~0ull, nullptr);
     ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src_at.ptr(), 1, sh.h, kToParent, nullptr);
-    if (!UCXDT_PTR_IS_PTR(rreq) || !UCXDT_PTR_IS_PTR(sreq)) code = 5;
-    // Until each side holds the other's memory: this receive granted the parent a slot, and
-    // this send mapped a slot the parent granted. Then stop, mid-transfer.
+    int code = UCXDT_PTR_IS_PTR(rreq) && UCXDT_PTR_IS_PTR(sreq) ? 0 : 5;
+    // Then stop, mid-transfer.
     const auto *w = static_cast<const ucxdt::rndv::Worker *>(x.w);
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (code == 0 && !(lent(w) > 0 && w->imports->open() > 0)) {
+    while (code == 0 && !holds_peer_memory(w)) {
         if (std::chrono::steady_clock::now() > until) code = 8;
         ucxdt_worker_progress(x.w);
     }
-    const char stalled = static_cast<char>(code);
-    T::write_all(to_parent, &stalled, 1);
-    char never;
-    T::read_all(to_child, &never, 1);  // blocks until SIGKILL
-    _exit(6);
+    child_stop(to_child, to_parent, code);
 }
 
 TEST(RndvFaults, GpuPeerKilledHoldingIpcMappingsAndStagingSlots) {
     // Small IPC fragments, in both processes (the child inherits them).
     T::ScopedEnv env{{"UCXDT_IPC_FRAG_SIZE", "16384"}, {"UCXDT_CUDA_IPC", "y"}};
-    int to_child[2], to_parent[2];
-    ASSERT_EQ(pipe(to_child), 0);
-    ASSERT_EQ(pipe(to_parent), 0);
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) gpu_child_main(to_child[0], to_parent[1]);
-    if (!T::have_gpu()) {
-        kill(pid, SIGKILL);
-        T::wait_child(pid, std::chrono::seconds(10));
-        for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
-        GTEST_SKIP() << "no GPU";
-    }
+    ForkedPeer f;
+    ASSERT_TRUE(f.fork_child(gpu_child_main));
+    if (!T::have_gpu()) GTEST_SKIP() << "no GPU";
     ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-    ProcessSide s;
-    UcxdtSide x;
-    std::vector<char> peer;
-    ASSERT_EQ(s.init(kFeatures, kGpuUcxConfig), "");
-    ASSERT_TRUE(T::read_blob(to_parent[0], &peer) && T::write_blob(to_child[1], s.address));
-    ASSERT_EQ(x.open(s, kConfig), "");
-    ASSERT_EQ(s.connect(peer, x.w), "");
-    ASSERT_EQ(T::create_rndv_ep(x.w, s.ep, &x.ep), "");
-    ASSERT_TRUE(introduced(x.w, x.ep)) << "no HELLO reply from the child in 10 s";
+    ASSERT_EQ(f.connect(kGpuUcxConfig), "");
+    ASSERT_TRUE(introduced(f.x.w, f.x.ep)) << "no HELLO reply from the child in 10 s";
     const auto st = gpu_send_type(), rt = gpu_recv_type();
     Type sh(*st), rh(*rt);
     Buffer src(*st, 1, 21), dst(*rt, 1, 22);
     T::Placed src_at(src, T::Mem::cuda), dst_at(dst, T::Mem::cuda);
-    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst_at.ptr(), 1, rh.h, kToParent, ~0ull, nullptr);
-    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src_at.ptr(), 1, sh.h, kToChild, nullptr);
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(f.x.w, dst_at.ptr(), 1, rh.h, kToParent, ~0ull, nullptr);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(f.x.ep, src_at.ptr(), 1, sh.h, kToChild, nullptr);
     ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq) && UCXDT_PTR_IS_PTR(sreq));
-
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!readable(to_parent[0]) && std::chrono::steady_clock::now() < give_up) ucxdt_worker_progress(x.w);
-    char child_code = -1;
-    ASSERT_TRUE(T::read_all(to_parent[0], &child_code, 1)) << "the child did not report";
-    ASSERT_EQ(child_code, 0) << "child: 5 = its requests failed to start, 8 = no push in 30 s";
-    // The child's grant and its use of ours are on their way: once both are here, so is the
-    // parent's hold of the child's memory and the child's of the parent's.
-    auto *w = static_cast<ucxdt::rndv::Worker *>(x.w);
+    ASSERT_EQ(f.report(), 0) << "child: 5 = its requests failed to start, 8 = no push in 30 s";
+    // The child's grant and its use of ours are on their way.
+    auto *w = static_cast<ucxdt::rndv::Worker *>(f.x.w);
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!(lent(w) > 0 && w->imports->open() > 0) && std::chrono::steady_clock::now() < until)
-        ucxdt_worker_progress(x.w);
-    for (int i = 0; i < 1000; ++i) ucxdt_worker_progress(x.w);
+    while (!holds_peer_memory(w) && std::chrono::steady_clock::now() < until) ucxdt_worker_progress(f.x.w);
+    for (int i = 0; i < 1000; ++i) ucxdt_worker_progress(f.x.w);
     ASSERT_EQ(ucxdt_request_check_status(rreq), UCXDT_INPROGRESS) << "the receive ended before the kill";
     ASSERT_EQ(ucxdt_request_check_status(sreq), UCXDT_INPROGRESS) << "the send ended before the kill";
     ASSERT_GT(w->imports->open(), 0u) << "the send never mapped the child's staging (no push)";
     ASSERT_GT(lent(w), 0) << "the receive never granted the child a slot (no push)";
 
-    kill(pid, SIGKILL);
-    EXPECT_NE(T::wait_child(pid, std::chrono::seconds(10)), -1);
+    EXPECT_TRUE(f.kill_child());
     const auto killed = std::chrono::steady_clock::now();
-    EXPECT_EQ(status_name(wait_request(x.w, rreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
-    EXPECT_EQ(status_name(wait_request(x.w, sreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
+    EXPECT_EQ(status_name(wait_request(f.x.w, rreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
+    EXPECT_EQ(status_name(wait_request(f.x.w, sreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count(), 30.0);
     EXPECT_EQ(w->imports->open(), 0u) << "mappings of the dead peer's memory stay open";
     EXPECT_EQ(lent(w), 0) << "device staging slots lent to the dead peer are not back";
     EXPECT_TRUE(w->retired.empty()) << "slots stay retired after their sender died";
 
     // The worker serves on, through its own device staging: a GPU transfer to itself.
-    ucxdt_ep_destroy(x.ep);
-    x.ep = nullptr;
-    ucp_ep_h self = nullptr;
-    ucp_ep_params_t ep_params{};
-    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    ep_params.address = reinterpret_cast<const ucp_address_t *>(s.address.data());
-    ASSERT_EQ(ucp_ep_create(s.w, &ep_params, &self), UCS_OK);
-    ucxdt_ep_h self_ep = nullptr;
-    ASSERT_EQ(T::create_rndv_ep(x.w, self, &self_ep), "");
+    ucxdt_ep_h self = nullptr;
+    ASSERT_EQ(f.self_endpoint(&self), "");
     Buffer into(*rt, 1, 32);
     const std::vector<std::byte> sent = packed(*st, src.ptr(), 1, kGpuBytes), poison = into.bytes;
     T::Placed into_at(into, T::Mem::cuda);
-    rreq = ucxdt_tag_recv_nbx(x.w, into_at.ptr(), 1, rh.h, kToSelf, ~0ull, nullptr);
-    sreq = ucxdt_tag_send_nbx(self_ep, src_at.ptr(), 1, sh.h, kToSelf, nullptr);
-    EXPECT_EQ(status_name(wait_request(x.w, rreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
-    EXPECT_EQ(status_name(wait_request(x.w, sreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
+    rreq = ucxdt_tag_recv_nbx(f.x.w, into_at.ptr(), 1, rh.h, kToSelf, ~0ull, nullptr);
+    sreq = ucxdt_tag_send_nbx(self, src_at.ptr(), 1, sh.h, kToSelf, nullptr);
+    EXPECT_EQ(status_name(wait_request(f.x.w, rreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
+    EXPECT_EQ(status_name(wait_request(f.x.w, sreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
     into_at.fetch();
     EXPECT_EQ(T::check_received(*rt, 1, into, poison, sent, kGpuBytes), "");
-    ucxdt_ep_destroy(self_ep);
-    ucp_request_param_t cp{};
-    cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    s.wait(ucp_ep_close_nbx(self, &cp), std::chrono::seconds(10));
-    for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
+}
+
+// ---- On host staging -------------------------------------------------------------------------
+// 1 MiB packed in 4 KiB fragments: 256 round trips of READY and ACK, far more than the child
+// drives before it stops.
+L::TypeDescPtr message_type() { return L::vector(32768, 4, 6, L::named(UCXDT_DOUBLE)); }
+
+// The forked peer: starts a send to the parent and a receive from it and drives them a little.
+[[noreturn]] void child_main(int to_child, int to_parent) {
+    ProcessSide s;
+    UcxdtSide x;
+    child_connect(s, x, to_child, to_parent, kUcxConfig);
+    const auto t = message_type();
+    Type h(*t);
+    Buffer src(*t, 1, 11), dst(*t, 1, 12);
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst.ptr(), 1, h.h, kToChild, ~0ull, nullptr);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src.ptr(), 1, h.h, kToParent, nullptr);
+    const int code = UCXDT_PTR_IS_PTR(rreq) && UCXDT_PTR_IS_PTR(sreq) ? 0 : 5;
+    for (int i = 0; i < 30; ++i) {
+        ucxdt_worker_progress(x.w);
+        usleep(2000);
+    }
+    child_stop(to_child, to_parent, code);
 }
 
 TEST(RndvFaults, PeerKilledMidPipelineFailsItsRequestsAndTheWorkerServesOn) {
-    int to_child[2], to_parent[2];
-    ASSERT_EQ(pipe(to_child), 0);
-    ASSERT_EQ(pipe(to_parent), 0);
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) child_main(to_child[0], to_parent[1]);
-
-    ProcessSide s;
-    UcxdtSide x;
-    std::vector<char> peer;
-    ASSERT_EQ(s.init(kFeatures, kUcxConfig), "");
-    ASSERT_TRUE(T::read_blob(to_parent[0], &peer) && T::write_blob(to_child[1], s.address));
-    ASSERT_EQ(x.open(s, kConfig), "");
-    ASSERT_EQ(s.connect(peer, x.w), "");  // ucxdt_ep_params_set_err_handler
-    ASSERT_EQ(T::create_rndv_ep(x.w, s.ep, &x.ep), "");
-
+    ForkedPeer f;
+    ASSERT_TRUE(f.fork_child(child_main));
+    ASSERT_EQ(f.connect(kUcxConfig), "");
     const auto t = message_type();
     Type h(*t);
     Buffer src(*t, 1, 21), dst(*t, 1, 22);
-    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(x.w, dst.ptr(), 1, h.h, kToParent, ~0ull, nullptr);
-    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(x.ep, src.ptr(), 1, h.h, kToChild, nullptr);
+    ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(f.x.w, dst.ptr(), 1, h.h, kToParent, ~0ull, nullptr);
+    ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(f.x.ep, src.ptr(), 1, h.h, kToChild, nullptr);
     ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq) && UCXDT_PTR_IS_PTR(sreq));
 
     // Serve the child until it stops, then a little longer: both transfers are mid-pipeline.
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!readable(to_parent[0]) && std::chrono::steady_clock::now() < give_up) ucxdt_worker_progress(x.w);
-    char child_code = -1;
-    ASSERT_TRUE(T::read_all(to_parent[0], &child_code, 1)) << "the child did not report";
-    ASSERT_EQ(child_code, 0) << "child: 5 = its requests failed to start";
-    for (int i = 0; i < 1000; ++i) ucxdt_worker_progress(x.w);
+    ASSERT_EQ(f.report(), 0) << "child: 5 = its requests failed to start";
+    for (int i = 0; i < 1000; ++i) ucxdt_worker_progress(f.x.w);
     ASSERT_EQ(ucxdt_request_check_status(rreq), UCXDT_INPROGRESS) << "the receive ended before the kill";
     ASSERT_EQ(ucxdt_request_check_status(sreq), UCXDT_INPROGRESS) << "the send ended before the kill";
 
-    kill(pid, SIGKILL);
-    EXPECT_NE(T::wait_child(pid, std::chrono::seconds(10)), -1);
+    EXPECT_TRUE(f.kill_child());
     const auto killed = std::chrono::steady_clock::now();
-    EXPECT_EQ(status_name(wait_request(x.w, rreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
-    EXPECT_EQ(status_name(wait_request(x.w, sreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
+    EXPECT_EQ(status_name(wait_request(f.x.w, rreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
+    EXPECT_EQ(status_name(wait_request(f.x.w, sreq, std::chrono::seconds(30))), status_name(UCXDT_ERR_PEER_FAILURE));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
     EXPECT_LT(seconds, 30.0);
-    EXPECT_NE(s.ep_error, UCS_OK) << "UCP did not report the endpoint's failure";
+    EXPECT_NE(f.s.ep_error, UCS_OK) << "UCP did not report the endpoint's failure";
     RecordProperty("seconds_to_fail", std::to_string(seconds));
 
     // The worker serves on: a transfer through an endpoint to itself, which needs the staging
     // slots of both pools (as many as the pipeline depth) back.
-    ucxdt_ep_destroy(x.ep);
-    x.ep = nullptr;
-    ucp_ep_h self = nullptr;
-    ucp_ep_params_t ep_params{};
-    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    ep_params.address = reinterpret_cast<const ucp_address_t *>(s.address.data());
-    ASSERT_EQ(ucp_ep_create(s.w, &ep_params, &self), UCS_OK);
-    ucxdt_ep_h self_ep = nullptr;
-    ASSERT_EQ(T::create_rndv_ep(x.w, self, &self_ep), "");
+    ucxdt_ep_h self = nullptr;
+    ASSERT_EQ(f.self_endpoint(&self), "");
     Buffer again(*t, 1, 31), into(*t, 1, 32);
     const std::vector<std::byte> sent = packed(*t, again.ptr(), 1, 1 << 20), poison = into.bytes;
-    rreq = ucxdt_tag_recv_nbx(x.w, into.ptr(), 1, h.h, kToSelf, ~0ull, nullptr);
-    sreq = ucxdt_tag_send_nbx(self_ep, again.ptr(), 1, h.h, kToSelf, nullptr);
-    EXPECT_EQ(status_name(wait_request(x.w, rreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
-    EXPECT_EQ(status_name(wait_request(x.w, sreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
+    rreq = ucxdt_tag_recv_nbx(f.x.w, into.ptr(), 1, h.h, kToSelf, ~0ull, nullptr);
+    sreq = ucxdt_tag_send_nbx(self, again.ptr(), 1, h.h, kToSelf, nullptr);
+    EXPECT_EQ(status_name(wait_request(f.x.w, rreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
+    EXPECT_EQ(status_name(wait_request(f.x.w, sreq, std::chrono::seconds(60))), status_name(UCXDT_OK));
     EXPECT_EQ(T::check_received(*t, 1, into, poison, sent, 1 << 20), "");
-    ucxdt_ep_destroy(self_ep);
-    ucp_request_param_t cp{};
-    cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    s.wait(ucp_ep_close_nbx(self, &cp), std::chrono::seconds(10));
-    for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
 }
 
 // ucxdt_ep_params_set_err_handler: the fields it fills, the parameters it refuses (leaving them
