@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <ostream>
@@ -104,8 +105,9 @@ struct Layout {
     size_t index(int64_t off) const { return static_cast<size_t>(off - lo + kMargin); }
     std::vector<uint8_t> poisoned() const { return std::vector<uint8_t>(src.size(), kMemPoison); }
     // The buffer pointer (MPI's buf argument) inside a memory image of this layout.
-    uint8_t *base(std::vector<uint8_t> &mem) const { return mem.data() + index(0); }
-    const uint8_t *base(const std::vector<uint8_t> &mem) const { return mem.data() + index(0); }
+    // A signed offset: where the layout's lb is past the margin, the pointer lies before the image.
+    uint8_t *base(std::vector<uint8_t> &mem) const { return mem.data() + static_cast<std::ptrdiff_t>(kMargin - lo); }
+    const uint8_t *base(const std::vector<uint8_t> &mem) const { return mem.data() + static_cast<std::ptrdiff_t>(kMargin - lo); }
     int64_t total() const { return static_cast<int64_t>(stream.size()); }
 };
 
