@@ -61,6 +61,13 @@ L::TypeDescPtr layout_of(int i) {
     return kinds[i % 3];
 }
 
+int64_t packed_size(int i) {
+    int64_t size = 0;
+    ucxdt::testing::Type h(*layout_of(i));
+    ucxdt_type_size(h.h, &size);
+    return size;
+}
+
 struct Msg {
     int i = 0;
     std::unique_ptr<Buffer> src, dst;
@@ -71,8 +78,10 @@ struct Msg {
 
 // Thread t: sends kMessages on ep[t % 2] with tags (t << 32 | i) and receives as many on the
 // other worker, kWindow at a time, progressing both workers while it waits. Every fourth
-// receive takes any thread's message i (the mask ignores the thread); every 50th iteration it
-// also posts a receive nothing matches and cancels it. Returns "" or the first problem.
+// receive takes any thread's message i (the mask ignores the thread); every eighth message is
+// probed before its receive (ucxdt_tag_probe_nb; every other of those removed and received by
+// ucxdt_tag_msg_recv_nbx); every 50th iteration it also posts a receive nothing matches and
+// cancels it. Returns "" or the first problem.
 std::string run_thread(MtPair &p, int t, Mem mem, std::atomic<bool> &stop) {
     const int d = t % 2;
     std::vector<std::unique_ptr<Type>> types;
@@ -118,10 +127,28 @@ std::string run_thread(MtPair &p, int t, Mem mem, std::atomic<bool> &stop) {
         m.src_at = std::make_unique<Placed>(*m.src, mem);
         m.dst_at = std::make_unique<Placed>(*m.dst, mem);
         const ucp_tag_t mask = i % 4 == 3 ? 0xffffffffull : ~0ull;
-        m.rreq = ucxdt_tag_recv_nbx(p.w[1 - d], m.dst_at->ptr(), 1, types[i % 3]->h, tag, mask, nullptr);
-        if (!UCXDT_PTR_IS_PTR(m.rreq)) return "receive " + std::to_string(i) + " not posted: " + ucxdt_last_error();
-        m.sreq = ucxdt_tag_send_nbx(p.ep[d], m.src_at->ptr(), 1, types[i % 3]->h, tag, nullptr);
-        if (UCXDT_PTR_IS_ERR(m.sreq)) return "send " + std::to_string(i) + " failed: " + status_name(UCXDT_PTR_STATUS(m.sreq));
+        if (i % 8 == 5) {
+            // Sent first, then probed (every other one with remove, and received by its handle).
+            // Its index is never one that the receives of any thread's message take.
+            m.sreq = ucxdt_tag_send_nbx(p.ep[d], m.src_at->ptr(), 1, types[i % 3]->h, tag, nullptr);
+            if (UCXDT_PTR_IS_ERR(m.sreq)) return "send " + std::to_string(i) + " failed: " + status_name(UCXDT_PTR_STATUS(m.sreq));
+            const int remove = i % 16 == 13;
+            ucxdt_tag_recv_info_t info{};
+            ucxdt_tag_message_h msg;
+            while (!(msg = ucxdt_tag_probe_nb(p.w[1 - d], tag, ~0ull, remove, &info))) {
+                if (stop || std::chrono::steady_clock::now() > deadline) return "message " + std::to_string(i) + " never probed";
+                progress();
+            }
+            if (info.sender_tag != tag || info.length != packed_size(i)) return "probe " + std::to_string(i) + ": wrong tag or length";
+            m.rreq = remove ? ucxdt_tag_msg_recv_nbx(p.w[1 - d], m.dst_at->ptr(), 1, types[i % 3]->h, msg, nullptr)
+                            : ucxdt_tag_recv_nbx(p.w[1 - d], m.dst_at->ptr(), 1, types[i % 3]->h, tag, ~0ull, nullptr);
+            if (!UCXDT_PTR_IS_PTR(m.rreq)) return "receive " + std::to_string(i) + " not posted: " + ucxdt_last_error();
+        } else {
+            m.rreq = ucxdt_tag_recv_nbx(p.w[1 - d], m.dst_at->ptr(), 1, types[i % 3]->h, tag, mask, nullptr);
+            if (!UCXDT_PTR_IS_PTR(m.rreq)) return "receive " + std::to_string(i) + " not posted: " + ucxdt_last_error();
+            m.sreq = ucxdt_tag_send_nbx(p.ep[d], m.src_at->ptr(), 1, types[i % 3]->h, tag, nullptr);
+            if (UCXDT_PTR_IS_ERR(m.sreq)) return "send " + std::to_string(i) + " failed: " + status_name(UCXDT_PTR_STATUS(m.sreq));
+        }
         if (i % 50 == 0) {
             Buffer none(*layout_of(0), 1, 1);
             ucxdt_status_ptr_t c = ucxdt_tag_recv_nbx(p.w[1 - d], none.ptr(), 1, types[0]->h, kUnsent | tag, ~0ull, nullptr);
@@ -155,7 +182,8 @@ void threads_case(Mem mem) {
 }
 
 // 8 threads, each posting 1,000 sends and 1,000 receives with layouts of 128 B-40 KB (eager
-// and rendezvous), masks that take any thread's message, and canceled receives: every message
+// and rendezvous), masks that take any thread's message, probes, matched receives and canceled
+// receives: every message
 // arrives with its data, none is lost, nothing hangs.
 TEST(RndvThreads, EightThreadsOnOneMultiThreadedWorkerPair) { threads_case(Mem::host); }
 
