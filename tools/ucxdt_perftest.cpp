@@ -19,6 +19,7 @@
 #include "app_load.hpp"
 #include "support/registry.hpp"
 #include "support/typemap_walk.hpp"
+#include "support/worker_address.hpp"
 
 #include <ucxdt/ucp.h>
 #include <ucxdt/ucxdt_rma.h>
@@ -618,12 +619,10 @@ struct Ucp {
             dp.ucp_context = ctx;
             if (ucxdt_worker_create(&dp, &dw) != UCXDT_OK) die("ucxdt_worker_create: %s", ucxdt_last_error());
         }
-        ucp_address_t *addr = nullptr;
-        size_t len = 0;
-        if (ucs_status_t s = ucp_worker_get_address(worker, &addr, &len); s != UCS_OK)
-            die("ucp_worker_get_address: %s", ucs_status_string(s));
-        send_blob(fd, std::string(reinterpret_cast<const char *>(addr), len), "while sending the worker address");
-        ucp_worker_release_address(worker, addr);
+        std::string addr;
+        if (ucs_status_t s = ucxdt::testing::worker_address(worker, &addr); s != UCS_OK)
+            die("ucp_worker_query: %s", ucs_status_string(s));
+        send_blob(fd, addr, "while sending the worker address");
         const std::string peer = recv_blob(fd, "while waiting for its worker address");
         ucp_ep_params_t ep{};
         ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;

@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "ucp_dt/api_util.hpp"
+#include "ucp_rndv/packed_rkey.hpp"
 #include "uct_cuda/memory_type.hpp"
 
 #include <cstring>
@@ -124,11 +125,11 @@ void ucxdt_mem_unmap(ucxdt_mem_h memh) {
 ucxdt_status_t ucxdt_rkey_pack(ucxdt_mem_h memh, void **rkey_buffer, size_t *size) {
     return guard([&]() -> ucxdt_status_t {
         if (!memh || !rkey_buffer || !size) return fail(UCXDT_ERR_INVALID_PARAM, "memh, rkey_buffer and size must not be NULL");
-        void *ucp_buf = nullptr;
-        size_t ucp_len = 0;
+        std::vector<char> ucp_key;
         if (memh->memh)
-            if (ucs_status_t us = ucp_rkey_pack(memh->worker->ucp_context, memh->memh, &ucp_buf, &ucp_len); us != UCS_OK)
-                return fail(UCXDT_ERR_UCX, std::string("ucp_rkey_pack: ") + ucs_status_string(us));
+            if (ucs_status_t us = rndv::packed_rkey(memh->worker->ucp_context, memh->memh, &ucp_key); us != UCS_OK)
+                return fail(UCXDT_ERR_UCX, std::string("packing the UCP remote key: ") + ucs_status_string(us));
+        const size_t ucp_len = ucp_key.size();
         RkeyWire k{};
         k.magic = RkeyWire::kMagic;
         k.version = RkeyWire::kVersion;
@@ -144,9 +145,8 @@ ucxdt_status_t ucxdt_rkey_pack(ucxdt_mem_h memh, void **rkey_buffer, size_t *siz
         auto *out = static_cast<char *>(std::malloc(sizeof k + ucp_len));
         if (out) {
             std::memcpy(out, &k, sizeof k);
-            if (ucp_len) std::memcpy(out + sizeof k, ucp_buf, ucp_len);
+            if (ucp_len) std::memcpy(out + sizeof k, ucp_key.data(), ucp_len);
         }
-        if (ucp_buf) ucp_rkey_buffer_release(ucp_buf);
         if (!out) return fail(UCXDT_ERR_NO_MEMORY, "rkey buffer");
         *rkey_buffer = out;
         *size = sizeof k + ucp_len;

@@ -2,6 +2,8 @@
 // non-contiguous sender, and the replies (ACK, ATS) that move it on.
 #include "ucp_rndv/rndv_worker.hpp"
 
+#include "ucp_rndv/packed_rkey.hpp"
+
 #include "base/address.hpp"
 #include "base/error.hpp"
 
@@ -181,14 +183,10 @@ void Worker::send_start(Request *r) {
         mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
         mp.address = at(r->buffer, r->plan->base);
         mp.length = static_cast<size_t>(r->packed);
-        void *rk = nullptr;
-        size_t rk_len = 0;
         ucs_status_t us = ucp_mem_map(ucp_context, &mp, &r->memh);
-        if (us == UCS_OK) us = ucp_rkey_pack(ucp_context, r->memh, &rk, &rk_len);
+        if (us == UCS_OK) us = packed_rkey(ucp_context, r->memh, &rkey);
         if (us != UCS_OK)
             return complete(r, fail(UCXDT_ERR_UCX, std::string("registering the send buffer: ") + ucs_status_string(us)));
-        rkey.assign(static_cast<char *>(rk), static_cast<char *>(rk) + rk_len);
-        ucp_rkey_buffer_release(rk);
         h.remote_addr = reinterpret_cast<uint64_t>(mp.address);
     } else {
         initial.assign(r->slots.begin(), r->slots.end());

@@ -1,5 +1,7 @@
 #include "ucp_rndv/staging_pool.hpp"
 
+#include "ucp_rndv/packed_rkey.hpp"
+
 #include "base/error.hpp"
 #include "uct_cuda/topology.hpp"
 
@@ -59,15 +61,11 @@ ucxdt_status_t StagingPool::create(ucp_context_h ctx, int slots, int64_t slot_by
         mp.address = p->base_;
         us = ucp_mem_map(ctx, &mp, &p->memh_);
     }
-    void *rkey = nullptr;
-    size_t rkey_len = 0;
-    if (us == UCS_OK) us = ucp_rkey_pack(ctx, p->memh_, &rkey, &rkey_len);
+    if (us == UCS_OK) us = packed_rkey(ctx, p->memh_, &p->rkey_);
     if (us != UCS_OK) {
         delete p;
         return fail(UCXDT_ERR_UCX, std::string("staging registration: ") + ucs_status_string(us));
     }
-    p->rkey_.assign(static_cast<char *>(rkey), static_cast<char *>(rkey) + rkey_len);
-    ucp_rkey_buffer_release(rkey);
     p->free_.reset(slots, staging_level(slot_bytes, 0));
     *out = p;
     return UCXDT_OK;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "support/rndv_support.hpp"
+#include "support/worker_address.hpp"
 
 #include <ucp/api/ucp.h>
 #include <ucxdt/ucxdt_ucp.h>
@@ -47,11 +48,9 @@ struct ProcessSide {
         if (st != UCS_OK) return std::string("ucp_init: ") + ucs_status_string(st);
         ucp_worker_params_t wp{};
         if (ucp_worker_create(ctx, &wp, &w) != UCS_OK) return "ucp_worker_create";
-        ucp_address_t *a = nullptr;
-        size_t len = 0;
-        if (ucp_worker_get_address(w, &a, &len) != UCS_OK) return "ucp_worker_get_address";
-        address.assign(reinterpret_cast<char *>(a), reinterpret_cast<char *>(a) + len);
-        ucp_worker_release_address(w, a);
+        std::string a;
+        if (worker_address(w, &a) != UCS_OK) return "ucp_worker_query";
+        address.assign(a.begin(), a.end());
         return "";
     }
 

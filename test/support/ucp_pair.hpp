@@ -2,6 +2,8 @@
 // setup of the tests that move data through UCP.
 #pragma once
 
+#include "support/worker_address.hpp"
+
 #include <ucp/api/ucp.h>
 
 #include <string>
@@ -40,15 +42,13 @@ struct UcpPair {
                 return std::string("ucp_worker_create: ") + ucs_status_string(st);
         }
         for (int i = 0; i < 2; ++i) {
-            ucp_address_t *addr = nullptr;
-            size_t len = 0;
-            if ((st = ucp_worker_get_address(w[1 - i], &addr, &len)) != UCS_OK)
-                return std::string("ucp_worker_get_address: ") + ucs_status_string(st);
+            std::string addr;
+            if ((st = worker_address(w[1 - i], &addr)) != UCS_OK)
+                return std::string("ucp_worker_query: ") + ucs_status_string(st);
             ucp_ep_params_t ep_params{};
             ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-            ep_params.address = addr;
+            ep_params.address = reinterpret_cast<const ucp_address_t *>(addr.data());
             st = ucp_ep_create(w[i], &ep_params, &ep[i]);
-            ucp_worker_release_address(w[1 - i], addr);
             if (st != UCS_OK) return std::string("ucp_ep_create: ") + ucs_status_string(st);
         }
         return "";
