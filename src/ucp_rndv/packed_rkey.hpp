@@ -1,5 +1,8 @@
-// A memory handle's packed remote key, by the call the UCX in use offers: ucp_memh_pack from
-// UCX 1.14 on, ucp_rkey_pack (deprecated since 1.14) before it.
+// A memory handle's packed remote key. By ucp_rkey_pack on every UCX: UCX 1.14 and later mark
+// it deprecated in favour of ucp_memh_pack, but that packs only exported handles
+// (UCP_MEMH_PACK_FLAG_EXPORT) and stops the process (ucs_fatal: "packing rkey using
+// ucp_memh_pack() is unsupported", ucp_rkey.c) when asked for an rkey, in 1.22.0 and in master
+// of 2026-08-21 alike.
 #pragma once
 
 #include <ucp/api/ucp.h>
