@@ -60,6 +60,13 @@ inline bool have_gpu() {
     return yes;
 }
 
+/// The memory kinds a test here can run on: host, and CUDA where there is a GPU.
+inline std::vector<Mem> memory_kinds() {
+    std::vector<Mem> m{Mem::host};
+    if (have_gpu()) m.push_back(Mem::cuda);
+    return m;
+}
+
 // A Buffer where a transfer sees it: its own host bytes, or a copy of them in device memory
 // that fetch() brings back for the checks.
 class Placed {

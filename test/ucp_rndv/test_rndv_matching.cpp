@@ -19,7 +19,7 @@ namespace {
 
 namespace L = ucxdt::layouts;
 namespace T = ucxdt::testing;
-using T::Buffer, T::have_gpu, T::Mem, T::mem_name, T::packed, T::Placed, T::status_name, T::Type;
+using T::Buffer, T::Mem, T::mem_name, T::packed, T::Placed, T::status_name, T::Type;
 
 const T::RndvConfig kConfig{1024, 16384, 2, 8};
 const auto dbl = L::named(UCXDT_DOUBLE);
@@ -169,8 +169,7 @@ TEST(RndvOrder, SendOrderOnEitherMemoryAndPostingOrder) {
     constexpr int kN = sizeof sizes / sizeof sizes[0];
     constexpr int64_t kRecvCount = 10240;  // doubles: every message is a whole number of them
     Type rh(*dbl);
-    std::vector<Mem> mems{Mem::host};
-    if (have_gpu()) mems.push_back(Mem::cuda);
+    const std::vector<Mem> mems = T::memory_kinds();
     for (Mem m : mems)
         for (bool receives_first : {true, false}) {
             const std::string what = std::string(mem_name(m)) + (receives_first ? ", receives first" : ", sends first");
@@ -234,8 +233,7 @@ TEST(RndvPartial, MessageEndingInsideAnElement) {
     for (int i = 0; i < 200; ++i) p.progress();
     const auto rd = L::structure({1, 2, 1}, {0, 8, 16}, {dbl, L::named(UCXDT_INT32), L::named(UCXDT_CHAR)});
     Type rh(*rd);
-    std::vector<Mem> mems{Mem::host};
-    if (have_gpu()) mems.push_back(Mem::cuda);
+    const std::vector<Mem> mems = T::memory_kinds();
     struct Case {
         int64_t posted, k;  // receive count; primitives sent (4 an element)
     };

@@ -19,17 +19,11 @@ namespace {
 
 namespace L = ucxdt::layouts;
 namespace T = ucxdt::testing;
-using T::Buffer, T::have_gpu, T::Mem, T::mem_name, T::packed, T::Placed, T::status_name, T::Type;
+using T::Buffer, T::Mem, T::mem_name, T::packed, T::Placed, T::status_name, T::Type;
 
 // Eager threshold 1 KiB: 16 doubles (128 B) go eager, 10,240 (80 KB) by the rendezvous.
 const T::RndvConfig kConfig{1024, 16384, 2, 8};
 const auto dbl = L::named(UCXDT_DOUBLE);
-
-std::vector<Mem> mems() {
-    std::vector<Mem> m{Mem::host};
-    if (have_gpu()) m.push_back(Mem::cuda);
-    return m;
-}
 
 // Probes until a message of (tag, mask) is found or 10 s pass, progressing both workers.
 ucxdt_tag_message_h probe(T::RndvPair &p, ucp_tag_t tag, ucp_tag_t mask, int remove, ucxdt_tag_recv_info_t *info) {
@@ -74,7 +68,7 @@ TEST(RndvProbe, ShowsTagAndPackedLengthAndLeavesTheMessage) {
     T::RndvPair p{kConfig};
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
-    for (Mem m : mems())
+    for (Mem m : T::memory_kinds())
         for (int64_t n : {16, 10240}) {
             const std::string what = std::string(mem_name(m)) + ", " + std::to_string(n * 8) + " bytes";
             Msg a(n, m, static_cast<int>(n));
@@ -114,7 +108,7 @@ TEST(RndvProbe, RemovedMessageIsReceivedOnlyByItsHandle) {
     T::RndvPair p{kConfig};
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
-    for (Mem m : mems())
+    for (Mem m : T::memory_kinds())
         for (int64_t n : {16, 10240}) {
             const std::string what = std::string(mem_name(m)) + ", " + std::to_string(n * 8) + " bytes";
             Msg a(n, m, 7 + static_cast<int>(n)), b(n, m, 9 + static_cast<int>(n));
@@ -184,7 +178,7 @@ TEST(RndvProbe, ProbesAndReceivesKeepSendOrder) {
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
     const int64_t sizes[] = {16, 10240, 4, 1024, 8};
-    for (Mem m : mems()) {
+    for (Mem m : T::memory_kinds()) {
         std::vector<std::unique_ptr<Msg>> msgs;
         std::vector<ucxdt_status_ptr_t> sends;
         for (int k = 0; k < 5; ++k) {
@@ -227,7 +221,7 @@ TEST(RndvProbe, SynchronousSendWaitsForTheReceiveNotTheProbe) {
     ucxdt_request_param_t sync{};
     sync.field_mask = UCXDT_REQUEST_PARAM_FIELD_FLAGS;
     sync.flags = UCXDT_SEND_FLAG_SYNC;
-    for (Mem m : mems())
+    for (Mem m : T::memory_kinds())
         for (int remove : {0, 1})
             for (int64_t n : {16, 10240}) {
                 const std::string what = std::string(mem_name(m)) + ", remove " + std::to_string(remove) + ", " +

@@ -12,6 +12,8 @@
 // Ranks: A = 0 and B = 1 send, R = 2 receives. Each scenario is deterministic under MPI-4.1:
 // where an ANY_SOURCE receive or probe could match either sender, the other one is held back by
 // a message of R's. Every wait is bounded (30 s): a hang is an error, not a stall.
+#include "support/worker_address.hpp"
+
 #include <ucxdt/mpi.h>
 #include <ucxdt/ucxdt_ucp.h>
 
@@ -292,17 +294,15 @@ private:
         xp.ucp_context = ctx_;
         if (ucxdt_worker_create(&xp, &worker_) != UCXDT_OK) die(std::string("ucxdt_worker_create: ") + ucxdt_last_error());
         // Every worker's address to every rank.
-        ucp_worker_attr_t wa{};
-        wa.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS;
-        check(ucp_worker_query(ucp_worker_, &wa), "ucp_worker_query");
-        const int len = static_cast<int>(wa.address_length);
+        std::string address;
+        check(ucxdt::testing::worker_address(ucp_worker_, &address), "ucp_worker_query");
+        const int len = static_cast<int>(address.size());
         std::vector<int> lens(size), offs(size);
         MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
         int total = 0;
         for (int i = 0; i < size; ++i) offs[i] = total, total += lens[i];
         std::vector<char> all(total);
-        MPI_Allgatherv(wa.address, len, MPI_BYTE, all.data(), lens.data(), offs.data(), MPI_BYTE, MPI_COMM_WORLD);
-        ucp_worker_release_address(ucp_worker_, wa.address);
+        MPI_Allgatherv(address.data(), len, MPI_BYTE, all.data(), lens.data(), offs.data(), MPI_BYTE, MPI_COMM_WORLD);
         ucp_eps_.assign(size, nullptr);
         eps_.assign(size, nullptr);
         for (int i = 0; i < size; ++i) {
