@@ -162,6 +162,7 @@ struct Op : rndv::RequestExt {
     AmOp am_header;
     std::shared_ptr<const std::vector<char>> plan_wire;  // shared with Rma's cache
     ucp_dt_iov_t iov[2]{};
+    bool device_target = false;        // UCP and active-message paths: the region is device memory
     int64_t target_runs = 0;           // UCP and active-message paths (cost model)
     uint64_t target_ns = 0;            // active-message path: the target's time, from its reply
     std::chrono::steady_clock::time_point started{};
@@ -222,8 +223,9 @@ private:
     ucxdt_status_t start_am(rndv::Request *r, uint64_t remote);
     /// The packed stream of r's origin for the UCP and active-message paths: the origin itself
     /// when contiguous host memory, else staging, packed for a put.
-    ucxdt_status_t stage(rndv::Request *r, char **packed);
-    Path choose(const rndv::Request &r, bool device_target);
+    /// on_device: device staging for a GPU origin (UCP's RMA into or from a device target).
+    ucxdt_status_t stage(rndv::Request *r, bool on_device, char **packed);
+    Path choose(const rndv::Request &r);
     // The target side of the active-message path, and the origin's handling of replies.
     void serve(Incoming &in);
     void serve_received(const Incoming &in, const char *data, size_t size);
@@ -247,7 +249,7 @@ private:
         bool am = false;
         int ops = 0;
         double seconds = 0, target_seconds = 0, runs = 0;
-    } window_;
+    } window_[2];  // host targets, device targets
     void advance_flush(rndv::Request *r);
 
     struct GpuWait {
@@ -270,7 +272,7 @@ private:
     rndv::Worker *w_;
     ucs_status_t handler_status_ = UCS_OK;
     Path path_ = Path::AUTO;
-    PathCosts costs_;
+    PathCosts costs_[2];  // host targets, device targets: their costs differ
     std::vector<const Mem *> regions_;
     std::deque<Incoming> incoming_;
     std::unordered_set<uint64_t> awaiting_;  // requests whose ACK or reply has not come

@@ -58,12 +58,17 @@ struct Receiving {
 
 // ---- The origin ----------------------------------------------------------------------------
 
-Path Rma::choose(const Request &r, bool device_target) {
-    const Plan &t = *static_cast<const Op *>(r.ext.get())->target;
-    // A device region out of CUDA IPC's reach is the target's to unpack (ucxdt_rma.h).
-    if (device_target) return Path::AM;
+Path Rma::choose(const Request &r) {
+    const Op &op = *static_cast<const Op *>(r.ext.get());
+    const Plan &t = *op.target;
+    // A device region out of CUDA IPC's reach is the target's to unpack, unless UCP's own RMA
+    // reaches device memory on this endpoint; then as a host region, by its own measured costs.
+    if (op.device_target) {
+        if (r.ep->rma_device < 0) r.ep->rma_device = rndv::ucp_rma_reaches_device(r.ep->ucp_ep) ? 1 : 0;
+        if (r.ep->rma_device == 0) return Path::AM;
+    }
     if (t.cls == UCXDT_PLAN_CONTIGUOUS) return Path::RUNS;
-    return next_path(costs_, path_, t.num_blocks);
+    return next_path(costs_[op.device_target], path_, t.num_blocks);
 }
 
 ucxdt_status_t Rma::start_am(Request *r, uint64_t remote) {
@@ -72,7 +77,7 @@ ucxdt_status_t Rma::start_am(Request *r, uint64_t remote) {
     op->am = true;
     ++counters.am;
     char *packed = nullptr;
-    if (ucxdt_status_t st = stage(r, &packed)) return st;
+    if (ucxdt_status_t st = stage(r, false, &packed)) return st;
     op->plan_wire = encoding_of(*op->target);
     op->target_runs = op->target->num_blocks;
     AmOp &h = op->am_header;

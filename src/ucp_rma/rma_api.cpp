@@ -94,10 +94,10 @@ ucxdt_status_t ucxdt_mem_map(ucxdt_worker_h worker, const ucxdt_mem_map_params_t
                 clear_error();  // a pool allocation: no CUDA IPC, and so no one-sided access
             }
         }
-        // Device regions are reached through CUDA IPC or the target-unpack path (ucxdt_rma.h):
-        // UCP gets no registration of them, and their rkey carries none.
+        // Device regions are reached through CUDA IPC, UCP's RMA where the UCX moves device
+        // memory (ucxdt_rma.h) or the target-unpack path: UCP registers them only for the second.
         Rma::of(worker).add_region(m.get());
-        if (m->device) {
+        if (m->device && !rndv::ucp_rma_on_device()) {
             *memh = m.release();
             return UCXDT_OK;
         }
@@ -172,8 +172,8 @@ ucxdt_status_t ucxdt_ep_rkey_unpack(ucxdt_ep_h ep, const void *rkey_buffer, size
         out->wire = k;
         out->ipc = k.device && k.has_ipc &&
                    ep->worker->ipc_reaches(ep->ucp_ep, k.node, k.process, true);
-        if (k.device ? k.ucp_rkey_bytes != 0 : k.ucp_rkey_bytes == 0)
-            return fail(UCXDT_ERR_INVALID_PARAM, "rkey_buffer's UCP part does not fit its memory type");
+        if (!k.device && k.ucp_rkey_bytes == 0)  // a device region's is there where UCP reaches it
+            return fail(UCXDT_ERR_INVALID_PARAM, "rkey_buffer's host region has no UCP remote key");
         const void *ucp_part = static_cast<const char *>(rkey_buffer) + sizeof k;
         if (k.ucp_rkey_bytes)
             if (ucs_status_t us = ucp_ep_rkey_unpack(ep->ucp_ep, ucp_part, &out->ucp_rkey); us != UCS_OK)

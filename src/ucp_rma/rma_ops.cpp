@@ -117,23 +117,29 @@ ucxdt_status_t Rma::start(Request *r, const Rkey &rkey, uint64_t remote) {
     if (handler_status_ != UCS_OK)
         return fail(UCXDT_ERR_UCX, std::string("ucp_worker_set_am_recv_handler (the context needs UCP_FEATURE_AM): ") +
                                        ucs_status_string(handler_status_));
-    // A device region on this node is the origin GPU's to copy into (CUDA IPC). Elsewhere UCX
-    // 1.13 would reach it with the CPU (RMA emulated over active messages without GPUDirect
-    // RDMA), so the target's worker unpacks it.
+    // A device region on this node is the origin GPU's to copy into (CUDA IPC). Elsewhere UCP's
+    // RMA where it reaches device memory itself (choose), else the target's worker unpacks it.
     if (rkey.ipc) return start_ipc(r, rkey, remote);
-    return choose(*r, k.device != 0) == Path::AM ? start_am(r, remote) : start_ucp(r, rkey, remote);
+    op->device_target = k.device != 0;
+    if (op->device_target && !rkey.ucp_rkey) return start_am(r, remote);  // not registered with UCP
+    return choose(*r) == Path::AM ? start_am(r, remote) : start_ucp(r, rkey, remote);
 }
 
 // ---- The UCP path --------------------------------------------------------------------------
 
-ucxdt_status_t Rma::stage(Request *r, char **out) {
+ucxdt_status_t Rma::stage(Request *r, bool on_device, char **out) {
     Op *op = op_of(r);
     const Plan &o = *r->plan;
-    // The packed stream: the origin itself when it is contiguous host memory, else staging
-    // (page-locked for a GPU origin, which the GPU packs into and unpacks from directly).
+    // The packed stream: the origin itself when it is contiguous, else staging: page-locked for
+    // a GPU origin, which the GPU packs into and unpacks from directly, or device memory when
+    // UCP puts it into (or gets it from) a device target itself.
     char *packed = nullptr;
     if (r->contig) {
         packed = at(r->buffer, o.base);
+    } else if (r->gpu >= 0 && on_device) {
+        if (cudaMalloc(reinterpret_cast<void **>(&op->device), static_cast<size_t>(r->packed)) != cudaSuccess)
+            return cudaGetLastError(), fail(UCXDT_ERR_NO_MEMORY, "cudaMalloc of the one-sided staging");
+        packed = op->device;
     } else if (r->gpu >= 0) {
         if (cudaMallocHost(reinterpret_cast<void **>(&op->pinned), static_cast<size_t>(r->packed)) != cudaSuccess)
             return cudaGetLastError(), fail(UCXDT_ERR_NO_MEMORY, "cudaMallocHost of the one-sided staging");
@@ -153,7 +159,7 @@ ucxdt_status_t Rma::start_ucp(Request *r, const Rkey &rkey, uint64_t remote) {
     Op *op = op_of(r);
     const auto t0 = std::chrono::steady_clock::now();  // the pack counts, as on the other path
     char *packed = nullptr;
-    if (ucxdt_status_t st = stage(r, &packed)) return st;
+    if (ucxdt_status_t st = stage(r, op->device_target, &packed)) return st;
     ++counters.runs;
     int64_t runs = 0;
     const ucp_request_param_t p = ucp_param(r);
@@ -302,7 +308,8 @@ void Rma::measure(const Op &op) {
     const auto since = std::max(op.started, last_completion_);
     last_completion_ = now;
     if (op.target_runs < 2 || op.started.time_since_epoch().count() == 0) return;  // IPC, or one run
-    Window &w = window_;
+    Window &w = window_[op.device_target];
+    PathCosts &costs = costs_[op.device_target];
     if (w.ops == 0 || w.am != op.am) {  // the first completion opens a window, uncounted
         w = Window{op.am, 1};
         return;
@@ -313,12 +320,12 @@ void Rma::measure(const Op &op) {
     w.target_seconds += static_cast<double>(op.target_ns) * 1e-9;
     if (w.ops < PathCosts::kStint) return;
     if (!op.am) {
-        costs_.run.add(w.seconds / w.runs);
+        costs.run.add(w.seconds / w.runs);
     } else {
-        costs_.target_run.add(w.target_seconds / w.runs);
-        costs_.am.add(std::max(0.0, w.seconds - w.target_seconds) / (w.ops - 1));
+        costs.target_run.add(w.target_seconds / w.runs);
+        costs.am.add(std::max(0.0, w.seconds - w.target_seconds) / (w.ops - 1));
     }
-    if (costs_.stint_path == (op.am ? Path::AM : Path::RUNS)) costs_.probing = false;
+    if (costs.stint_path == (op.am ? Path::AM : Path::RUNS)) costs.probing = false;
     w = Window{op.am, 1};  // this completion opens the next
 }
 

@@ -311,6 +311,7 @@ struct Ep {
     uint64_t peer_uuid = 0;
     PeerInfo peer;
     double rtt_s = 0;  // least time from an RTS to its RTR on the CUDA IPC path (0: none seen)
+    int8_t rma_device = -1;  // ucp_rma_reaches_device(ucp_ep), asked on first need (-1: not yet)
     // Sends in call order whose tagged message (eager data or RTS) has not gone: each goes only
     // after those before it (MPI-4.1 3.5, non-overtaking), whatever its data waits for (GPU
     // packing, staging slots).

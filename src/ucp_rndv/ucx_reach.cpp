@@ -71,4 +71,17 @@ int ep_has_transport(ucp_ep_h ep, const char *tl) {
 #endif
 }
 
+bool ucp_rma_on_device() {
+    unsigned major = 0, minor = 0, release = 0;
+    ucp_get_version(&major, &minor, &release);
+    return UCP_VERSION(major, minor) >= UCP_VERSION(1, 22);
+}
+
+bool ucp_rma_reaches_device(ucp_ep_h ep) {
+    if (!ucp_rma_on_device()) return false;
+    for (const char *tl : {"cuda_ipc", "rc_mlx5", "rc_verbs", "dc_mlx5"})
+        if (ep_has_transport(ep, tl) == 1) return true;
+    return false;
+}
+
 }  // namespace ucxdt::rndv

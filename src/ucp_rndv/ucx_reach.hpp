@@ -30,4 +30,14 @@ std::set<std::string> context_transports(ucp_context_h context);
 /// cannot say (UCX 1.13, or the query failed).
 int ep_has_transport(ucp_ep_h ep, const char *tl);
 
+/// Whether the UCX in use moves device memory by RMA: 1.22 or later (its protocols do; UCX 1.13
+/// emulated RMA over shared memory with the CPU, which faulted on a device pointer; the versions
+/// between were not measured). Device regions are registered with UCP only then.
+bool ucp_rma_on_device();
+
+/// Whether UCP's own RMA (ucp_put_nbx / ucp_get_nbx) on `ep` reaches device memory without the
+/// CPU touching it: ucp_rma_on_device(), and the endpoint has a lane of cuda_ipc (CUDA IPC on a
+/// node), or of rc_mlx5, rc_verbs or dc_mlx5 (GPUDirect RDMA). false where UCP cannot say.
+bool ucp_rma_reaches_device(ucp_ep_h ep);
+
 }  // namespace ucxdt::rndv
