@@ -177,8 +177,9 @@ void usage() {
         "                    server's receive layout; -x pipeline), pack, unpack (pack/unpack:\n"
         "                    one process)\n"
         "     -x <path>      pipeline (ucxdt's datatype-aware rendezvous, ucxdt_ucp.h; default),\n"
-        "                    generic (UCP generic datatype) or packsend (pack, send contiguous,\n"
-        "                    unpack)\n"
+        "                    generic (UCP generic datatype), packsend (pack, send contiguous,\n"
+        "                    unpack) or sgl (put_bw: UCP's own scatter-gather lists of the\n"
+        "                    paired runs, a UCX with UCP_DATATYPE_SGL)\n"
         "     -D <send>[,<recv>]  layouts of sender and receiver (nas_mg_y); equal signatures\n"
         "                    are required. ',' inside a spec's parameters: use ';' to separate\n"
         "                    the two layouts instead. -L lists them; each name it lists,\n"
@@ -922,28 +923,107 @@ std::string recv_blob_serving(Ucp &u, int fd, const char *what) {
     return recv_blob(fd, what);
 }
 
-// put_bw / get_bw (-x pipeline, ucxdt_rma.h): the client is the origin with the send layout; the
-// server is the target, which registers the buffer of the receive layout, sends its rkey and
-// serves. Up to p.window operations are in flight, all on the one target layout; the timed run
-// ends with ucxdt_ep_flush_nbx (the puts are then at the target). A checked iteration drains
-// and flushes, then runs alone between barriers: the target checks a put, the origin a get.
+// -x sgl (a UCX with UCP_DATATYPE_SGL: master after 1.22): the same puts through UCP's own
+// scatter-gather lists, one ucp_put_nbx per operation whose local and remote lists pair the
+// origin's runs with the target's one to one (split wherever a run of either side ends), from a
+// registered origin: over cuda_ipc one cuMemcpyBatchAsync per list. (Gets: see main's check.)
+// It is what SGL can express of a layout pair, at UCP's best, for comparison with ucxdt_rma.h.
+#ifdef ucp_dt_make_sgl
+constexpr bool kHaveSgl = true;
+struct SglOp {
+    std::vector<void *> local;
+    std::vector<uint64_t> remote;
+    std::vector<size_t> lengths;
+    std::vector<ucp_mem_h> memhs;
+    std::vector<ucp_rkey_h> rkeys;
+    ucp_dt_local_sgl_t l{};
+    ucp_dt_remote_sgl_t r{};
+
+    SglOp(Side &origin, ucp_mem_h memh, Side &target, uint64_t remote_origin, ucp_rkey_h rkey) {
+        origin.need_runs(), target.need_runs();
+        const auto &a = origin.runs, &b = target.runs;
+        size_t i = 0, j = 0;
+        int64_t ai = 0, bj = 0;  // bytes of a[i] and b[j] already paired
+        while (i < a.size() && j < b.size()) {
+            const int64_t n = std::min(a[i].second - ai, b[j].second - bj);
+            local.push_back(origin.origin() + a[i].first + ai);
+            remote.push_back(remote_origin + static_cast<uint64_t>(b[j].first + bj));
+            lengths.push_back(static_cast<size_t>(n));
+            ai += n, bj += n;
+            if (ai == a[i].second) ++i, ai = 0;
+            if (bj == b[j].second) ++j, bj = 0;
+        }
+        memhs.assign(local.size(), memh);
+        rkeys.assign(local.size(), rkey);
+        l.field_mask = UCP_DT_LOCAL_SGL_FIELD_BUFFERS | UCP_DT_LOCAL_SGL_FIELD_LENGTHS | UCP_DT_LOCAL_SGL_FIELD_MEMHS;
+        l.buffers = local.data(), l.lengths = lengths.data(), l.memhs = memhs.data();
+        r.field_mask = UCP_DT_REMOTE_SGL_FIELD_REMOTE_ADDRS | UCP_DT_REMOTE_SGL_FIELD_LENGTHS |
+                       UCP_DT_REMOTE_SGL_FIELD_RKEYS;
+        r.remote_addrs = remote.data(), r.lengths = lengths.data(), r.rkeys = rkeys.data();
+    }
+    Pending post(Ucp &u) const {
+        ucp_request_param_t rp{};
+        rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REMOTE_DATATYPE | UCP_OP_ATTR_FIELD_REMOTE |
+                          UCP_OP_ATTR_FIELD_REMOTE_COUNT;
+        rp.datatype = rp.remote_datatype = ucp_dt_make_sgl();
+        rp.remote = &r;
+        rp.remote_count = local.size();
+        return Pending{ucp_put_nbx(u.ep, &l, local.size(), UCP_REMOTE_ADDR_INVALID, UCP_RKEY_INVALID, &rp), false,
+                       "ucp_put_nbx (SGL)"};
+    }
+};
+#else
+constexpr bool kHaveSgl = false;
+#endif
+
+// A buffer registered with UCP (-x sgl), and its packed rkey.
+ucp_mem_h ucp_register(Ucp &u, const Mem &m, std::string *rkey) {
+    ucp_mem_map_params_t mp{};
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    mp.address = m.p;
+    mp.length = static_cast<size_t>(std::max<int64_t>(m.n, 1));
+    ucp_mem_h memh = nullptr;
+    if (ucs_status_t s = ucp_mem_map(u.ctx, &mp, &memh); s != UCS_OK) die("ucp_mem_map: %s", ucs_status_string(s));
+    if (rkey) {
+        void *buf = nullptr;
+        size_t len = 0;
+        if (ucs_status_t s = ucp_rkey_pack(u.ctx, memh, &buf, &len); s != UCS_OK)
+            die("ucp_rkey_pack: %s", ucs_status_string(s));
+        rkey->assign(static_cast<const char *>(buf), len);
+        ucp_rkey_buffer_release(buf);
+    }
+    return memh;
+}
+
+// put_bw / get_bw (ucxdt_rma.h with -x pipeline; UCP's SGL with -x sgl): the client is the
+// origin with the send layout; the server is the target, which registers the buffer of the
+// receive layout, sends its rkey and serves. Up to p.window operations are in flight, all on the
+// one target layout; the timed run ends with a flush of the endpoint (the puts are then at the
+// target). A checked iteration drains and flushes, then runs alone between barriers: the target
+// checks a put, the origin a get.
 void run_rma(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client, Result &r) {
-    const bool put = p.test == "put_bw";
+    const bool put = p.test == "put_bw", sgl = p.path == "sgl";
     if (!client) {
         u.serving_rma = true;
-        ucxdt_mem_map_params_t mp{};
-        mp.field_mask = UCXDT_MEM_MAP_PARAM_FIELD_ADDRESS | UCXDT_MEM_MAP_PARAM_FIELD_LENGTH;
-        mp.address = rcv.buf.p;
-        mp.length = static_cast<size_t>(rcv.buf.n);
         ucxdt_mem_h mem = nullptr;
-        void *rkey = nullptr;
-        size_t len = 0;
-        if (ucxdt_mem_map(u.dw, &mp, &mem) != UCXDT_OK || ucxdt_rkey_pack(mem, &rkey, &len) != UCXDT_OK)
-            die("registering the target: %s", ucxdt_last_error());
+        ucp_mem_h ucp_mem = nullptr;
+        std::string rkey;
+        if (sgl) {
+            ucp_mem = ucp_register(u, rcv.buf, &rkey);
+        } else {
+            ucxdt_mem_map_params_t mp{};
+            mp.field_mask = UCXDT_MEM_MAP_PARAM_FIELD_ADDRESS | UCXDT_MEM_MAP_PARAM_FIELD_LENGTH;
+            mp.address = rcv.buf.p;
+            mp.length = static_cast<size_t>(rcv.buf.n);
+            void *buf = nullptr;
+            size_t len = 0;
+            if (ucxdt_mem_map(u.dw, &mp, &mem) != UCXDT_OK || ucxdt_rkey_pack(mem, &buf, &len) != UCXDT_OK)
+                die("registering the target: %s", ucxdt_last_error());
+            rkey.assign(static_cast<const char *>(buf), len);
+            ucxdt_rkey_buffer_release(buf);
+        }
         const auto at = reinterpret_cast<uint64_t>(rcv.origin());
-        send_blob(fd, std::string(static_cast<const char *>(rkey), len) + std::string(reinterpret_cast<const char *>(&at), sizeof at),
-                  "while sending the rkey");
-        ucxdt_rkey_buffer_release(rkey);
+        send_blob(fd, rkey + std::string(reinterpret_cast<const char *>(&at), sizeof at), "while sending the rkey");
         for (long i = -p.warmup; i <= p.iters; ++i) {
             g_peer.in_run = true, g_peer.iter = i;
             if (!checked(p, i)) continue;
@@ -957,7 +1037,8 @@ void run_rma(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client,
             }
             send_blob(fd, "b", "at a barrier"), recv_blob_serving(u, fd, "at a barrier");
         }
-        ucxdt_mem_unmap(mem);
+        if (mem) ucxdt_mem_unmap(mem);
+        if (ucp_mem) ucp_mem_unmap(u.ctx, ucp_mem);
         return;
     }
     const std::string blob = recv_blob(fd, "while waiting for the target's rkey");
@@ -965,15 +1046,45 @@ void run_rma(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client,
     if (blob.size() <= sizeof remote) die("the target's rkey message is too short");
     std::memcpy(&remote, blob.data() + blob.size() - sizeof remote, sizeof remote);
     ucxdt_rkey_h rkey = nullptr;
-    if (ucxdt_ep_rkey_unpack(u.dep, blob.data(), blob.size() - sizeof remote, &rkey) != UCXDT_OK)
-        die("ucxdt_ep_rkey_unpack: %s", ucxdt_last_error());
+    ucp_rkey_h ucp_rkey = nullptr;
+    ucp_mem_h origin_mem = nullptr;
+    std::function<Pending()> post;
+    std::function<Pending()> flush;
+#ifdef ucp_dt_make_sgl
+    std::unique_ptr<SglOp> op;
+#endif
+    if (sgl) {
+#ifdef ucp_dt_make_sgl
+        if (ucs_status_t s = ucp_ep_rkey_unpack(u.ep, blob.data(), &ucp_rkey); s != UCS_OK)
+            die("ucp_ep_rkey_unpack: %s", ucs_status_string(s));
+        origin_mem = ucp_register(u, snd.buf, nullptr);
+        op = std::make_unique<SglOp>(snd, origin_mem, rcv, remote, ucp_rkey);
+        post = [&] { return op->post(u); };
+        flush = [&] {
+            ucp_request_param_t fp{};
+            return Pending{ucp_ep_flush_nbx(u.ep, &fp), false, "ucp_ep_flush_nbx"};
+        };
+#endif
+    } else {
+        if (ucxdt_ep_rkey_unpack(u.dep, blob.data(), blob.size() - sizeof remote, &rkey) != UCXDT_OK)
+            die("ucxdt_ep_rkey_unpack: %s", ucxdt_last_error());
+        post = [&] {
+            return put ? Pending{ucxdt_put_nbx(u.dep, snd.origin(), snd.lay.count, snd.type, remote, rkey,
+                                               rcv.lay.count, rcv.type, nullptr),
+                                 true, "ucxdt_put_nbx"}
+                       : Pending{ucxdt_get_nbx(u.dep, snd.origin(), snd.lay.count, snd.type, remote, rkey,
+                                               rcv.lay.count, rcv.type, nullptr),
+                                 true, "ucxdt_get_nbx"};
+        };
+        flush = [&] { return Pending{ucxdt_ep_flush_nbx(u.dep, nullptr), true, "ucxdt_ep_flush_nbx"}; };
+    }
     Progress prog;
     double excluded = 0, t_start = 0, t_end = 0;
     Window win;
     auto complete = [&](Pending &m) { u.wait(m); };
     auto drain_and_flush = [&] {
         win.drain(r, complete);
-        u.wait(Pending{ucxdt_ep_flush_nbx(u.dep, nullptr), true, "ucxdt_ep_flush_nbx"});
+        u.wait(flush());
     };
     for (long i = -p.warmup; i <= p.iters; ++i) {
         g_peer.in_run = true, g_peer.iter = i;
@@ -990,12 +1101,7 @@ void run_rma(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client,
         }
         win.add(p.window, r, complete, [&] {
             ++g_peer.events;
-            return put ? Pending{ucxdt_put_nbx(u.dep, snd.origin(), snd.lay.count, snd.type, remote, rkey,
-                                               rcv.lay.count, rcv.type, nullptr),
-                                 true, "ucxdt_put_nbx"}
-                       : Pending{ucxdt_get_nbx(u.dep, snd.origin(), snd.lay.count, snd.type, remote, rkey,
-                                               rcv.lay.count, rcv.type, nullptr),
-                                 true, "ucxdt_get_nbx"};
+            return post();
         }, timed(p, i) ? i : -1);
         if (chk) {
             drain_and_flush();
@@ -1011,7 +1117,9 @@ void run_rma(Ucp &u, int fd, const Params &p, Side &snd, Side &rcv, bool client,
         if (timed(p, i)) prog.tick(i + 1, p.iters);
     }
     drain_and_flush();
-    ucxdt_rkey_destroy(rkey);
+    if (rkey) ucxdt_rkey_destroy(rkey);
+    if (ucp_rkey) ucp_rkey_destroy(ucp_rkey);
+    if (origin_mem) ucp_mem_unmap(u.ctx, origin_mem);
     r.overall_us = (t_end - t_start - excluded) * 1e6 / static_cast<double>(p.iters);
 }
 
@@ -1296,9 +1404,15 @@ int main(int argc, char **argv) {
     const bool rma = p.test == "put_bw" || p.test == "get_bw";
     if (p.test != "tag_lat" && p.test != "tag_bw" && !rma && !local)
         die("-t %s: expected tag_lat, tag_bw, put_bw, get_bw, pack or unpack", p.test.c_str());
-    if (rma && p.path != "pipeline") die("-t %s: one-sided tests run on -x pipeline only", p.test.c_str());
-    if (p.path != "generic" && p.path != "packsend" && p.path != "pipeline")
-        die("-x %s: expected generic, pipeline or packsend", p.path.c_str());
+    if (rma && p.path != "pipeline" && p.path != "sgl")
+        die("-t %s: one-sided tests run on -x pipeline or sgl", p.test.c_str());
+    // UCX master of 2026-08-21 has an SGL protocol for puts only (rma/put_offload.c): its
+    // ucp_get_nbx takes the rkey argument, which SGL sets to UCP_RKEY_INVALID, and faults.
+    if (p.path == "sgl" && p.test != "put_bw") die("-x sgl: put_bw only (UCP has no SGL protocol for gets)");
+    if (p.path == "sgl" && !kHaveSgl)
+        die("-x sgl: this UCX has no UCP_DATATYPE_SGL (UCX master after 1.22 adds it)");
+    if (p.path != "generic" && p.path != "packsend" && p.path != "pipeline" && p.path != "sgl")
+        die("-x %s: expected generic, pipeline, packsend or sgl", p.path.c_str());
     if (p.iters < 1 || p.warmup < 0 || p.window < 1) die("-n and -O must be >= 1 and -w >= 0");
     if (p.window > 1 && p.test != "tag_bw" && !rma) die("-O applies to tag_bw, put_bw and get_bw only");
     if (p.percentile < 0 || p.percentile > 100) die("-R must be in [0, 100]");
