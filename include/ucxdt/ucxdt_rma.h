@@ -10,8 +10,8 @@
  * UCP_FEATURE_AM). A memory handle registers a region of this process with the worker's UCP
  * context (ucp_mem_map); its packed rkey goes to peers out of band, and a peer's endpoint
  * unpacks it into a remote key. The rkey carries the region's address, length and memory type,
- * the exporting worker's node, and UCP's rkey (host memory) or a CUDA IPC handle (device
- * memory).
+ * the exporting worker's node, UCP's rkey (host memory; device memory too on UCX 1.22 and
+ * later) and a CUDA IPC handle (device memory).
  *
  * Paths, chosen per operation:
  *   - the target region is CUDA device memory that UCX's cuda_ipc would reach (one node by
@@ -35,13 +35,16 @@
  *         registered regions, unpacks (CPU for host memory, its GPU for device memory) and
  *         acknowledges; a get asks, and the target packs and replies. The target must call
  *         ucxdt_worker_progress, as for UCP's software-emulated RMA.
- *     Device regions always take the target-unpack path: UCX 1.13 has no GPUDirect RDMA path
- *     for ucp_put_nbx here and would touch device memory with the CPU (the shared-memory
- *     transports' emulation faults on it). For host regions the worker chooses by measured
- *     cost (HAND's rule): it measures the runs path, then one active message (the target
- *     reports its unpack time in the acknowledgement), then takes the cheaper of
- *     runs x (seconds per ucp_put_nbx) and (seconds per active message) + runs x (target
- *     seconds per run). UCXDT_RMA_PATH=runs|am forces one for host regions.
+ *     A device region takes the runs path only where UCP's RMA reaches device memory: UCX
+ *     1.22 or later, whose endpoint has a lane of cuda_ipc, rc_mlx5, rc_verbs or dc_mlx5
+ *     (ucp_ep_query); the runs' origin is then device staging for a GPU origin. Elsewhere
+ *     (UCX 1.13, whose shared-memory emulation of RMA touches device memory with the CPU and
+ *     faults; TCP-only endpoints) it takes the target-unpack path. Otherwise the worker
+ *     chooses by measured cost (HAND's rule), apart for host and device regions: it measures
+ *     the runs path, then one active message (the target reports its unpack time in the
+ *     acknowledgement), then takes the cheaper of runs x (seconds per ucp_put_nbx) and
+ *     (seconds per active message) + runs x (target seconds per run). UCXDT_RMA_PATH=runs|am
+ *     forces one where both are open.
  *
  * Completion: a put request completes when the origin buffer may be reused (the bytes may not
  * have reached the target yet, as for ucp_put_nbx); a get request when the data is in the origin
@@ -88,8 +91,8 @@ typedef struct {
 
 /** Registers [address, address + length): host memory with the worker's UCP context
  *  (ucp_mem_map); CUDA device memory by a CUDA IPC handle of its allocation, which must hold
- *  the whole region (memory of cudaMallocAsync pools has none: puts and gets on it take the
- *  target-unpack path). Errors: UCXDT_ERR_INVALID_PARAM (missing fields, null
+ *  the whole region (memory of cudaMallocAsync pools has none: puts and gets on it take UCP's
+ *  RMA or the target-unpack path), and with UCP too on UCX 1.22 and later. Errors: UCXDT_ERR_INVALID_PARAM (missing fields, null
  *  address, zero length, a device region not inside one allocation), UCXDT_ERR_UCX
  *  (ucp_mem_map), UCXDT_ERR_NO_MEMORY.
  *  The handle stays valid until ucxdt_mem_unmap, which the user calls before destroying the
