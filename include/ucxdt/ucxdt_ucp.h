@@ -166,6 +166,12 @@
  *                          staging in place when it can map it (default y; both sides' setting
  *                          must allow it). A mapped region stays mapped, and page-locked for
  *                          GPU receives, until the sending worker fails or this one is destroyed
+ *   UCXDT_TIMELINE         a path prefix: each request's protocol steps (posted, RTS or eager
+ *                          sent, received, matched, GPU work issued, launched and done, ATS sent
+ *                          and seen, complete) are timed on the steady clock and written when the
+ *                          worker is destroyed to <prefix>.<pid>.<worker id>.csv (default unset:
+ *                          off); scripts/timeline-report reads a pair's files. For profiling:
+ *                          a clock read and a store per step, up to 4 Mi steps per worker
  * Eager messages and RTSs of GPU layouts go in page-locked buffers, which the GPU packs into and
  * unpacks from directly on the worker's stream: UCXDT_STAGING_SLOTS more each time all are in
  * use, up to UCXDT_WIRE_POOL_SIZE; past it a message is packed or unpacked synchronously through

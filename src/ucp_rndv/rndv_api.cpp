@@ -58,6 +58,7 @@ void tag_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t 
     if (info) e.length = info->length, e.sender_tag = info->sender_tag;
     r->ucp_req = nullptr;
     r->ucp_done = true;
+    r->worker->mark(r, "ucp_received");
     ucp_request_free(request);
 }
 
@@ -132,6 +133,7 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         std::random_device rd;
         w->uuid = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
                   static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+        w->timeline = Timeline::from_env(w->uuid);
         ucp_am_handler_param_t hp{};
         hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                         UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;

@@ -42,6 +42,7 @@ ucxdt_status_t Worker::gpu(Request *r) {
 
 ucxdt_status_t Worker::launch(Request *r, GpuOp op, const GpuWork &work) {
     op.req = r;
+    mark(r, "gpu_issue");
     if (r->stream) {
         // A window of small messages issues many of these between progress calls: their kernels
         // share a launch and an event (cuda::LaunchQueue), where each paid its own (the host-
@@ -69,6 +70,7 @@ ucxdt_status_t Worker::launch(Request *r, GpuOp op, const GpuWork &work) {
 void Worker::launched(std::vector<GpuOp> &ops, cudaEvent_t event, ucxdt_status_t st) {
     if (!st) ++gpu_events;
     for (size_t k = 0; k < ops.size(); ++k) {
+        mark(ops[k].req, "gpu_launched");
         ops[k].event = event;
         ops[k].owns_event = event && k + 1 == ops.size();  // the last completes last
         ops[k].status = st;
@@ -165,6 +167,7 @@ unsigned Worker::poll_gpu() {
         }
         ++n;
         Request *r = op.req;
+        mark(r, "gpu_done");
         --r->ucp_ops;
         if (r->status == UCXDT_INPROGRESS) {
             if (st && op.kind == GpuOp::recv_eager) {  // no rendezvous to end: no ATS

@@ -28,6 +28,7 @@ ucxdt_status_t check_signature(const Request *r, const TagHeader &h) {
 }
 
 bool Worker::recv_matched(Request *r, const Event &e) {
+    mark(r, "matched");
     r->sender_tag = e.sender_tag;
     const char *m = wire_data(r);
     if (!r->by_wire_dt) {
@@ -138,6 +139,7 @@ void Worker::recv_finish(Request *r, ucxdt_status_t st) {
     ats.sreq_id = r->hdr.sreq_id;
     ats.rreq_id = r->id;
     const ucxdt_status_t sent = send_am(r->peer, ats, false);
+    mark(r, "ats_sent");
     if (!st) r->packed = r->hdr.packed;
     complete(r, st ? st : sent);
 }

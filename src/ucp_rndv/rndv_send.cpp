@@ -43,6 +43,7 @@ ucxdt_status_t post_tagged(Request *r) {
     // receive takes it, and ucxdt_tag_probe_nb takes one out of UCP to read its header. Its
     // eager_sync message waits for the receiver's ATS instead, sent when a receive matched it.
     ucs_status_ptr_t s;
+    r->worker->mark(r, eager ? "eager_sent" : "rts_sent");
     if (r->by_wire_dt) {  // packed by UCP through the wire datatype (wire_dt.cpp)
         p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
         p.datatype = r->worker->wire_dt;
@@ -222,6 +223,7 @@ void Worker::send_on_am(const AmHeader &h) {
         return;  // a late reply to a request that already ended
     Request *r = it->second;
     if (h.kind == AmKind::ats) {
+        mark(r, "ats_seen");
         // Our GPU work may still read the user's buffer and write our staging or (push) the
         // receiver's slots: send_fail waits for it, then FIN lets the receiver reuse its slots.
         if (h.status != UCXDT_OK && (r->ipc || r->dev)) {

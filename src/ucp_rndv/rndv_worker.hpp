@@ -10,6 +10,7 @@
 #include "ucp_dt/type.hpp"
 #include "ucp_rndv/rndv_wire.hpp"
 #include "ucp_rndv/staging_pool.hpp"
+#include "ucp_rndv/timeline.hpp"
 #include "ucp_rndv/wire_pool.hpp"
 #include "uct_cuda/device_staging.hpp"
 #include "ucp_rndv/ucx_reach.hpp"
@@ -400,6 +401,11 @@ struct Worker {
     std::vector<std::unique_ptr<ErrHandler>> err_handlers;
     // Layers above that keep requests here (ucp_rma), made on their first use.
     std::vector<std::unique_ptr<Extension>> extensions;
+    /// UCXDT_TIMELINE: each request's protocol steps, timed (timeline.hpp); null when off.
+    std::unique_ptr<Timeline> timeline;
+    void mark(const Request *r, const char *step) {
+        if (timeline) timeline->mark(r->id, r->is_send, step);
+    }
     void give_back_retired(uint64_t sender);  // every entry of a failed sender
     int64_t retired_bytes(const cuda::DeviceStaging *dev) const;  // of dev's slots, in retired
 
