@@ -374,6 +374,7 @@ struct Worker {
         uint64_t am = 0, get = 0, in_place = 0;
     } host_frags;
     uint64_t ipc_pulls = 0;  // receives that copied the runs of the sender's layout (pull)
+    uint64_t dense_pulls = 0;  // receives that copied a contiguous send out of the sender's buffer
     uint64_t control_sent[9] = {};  // control messages sent, by AmKind (tests, debugging)
     uint64_t gpu_launches = 0;  // GPU operations issued on a stream (launch)
     uint64_t gpu_events = 0;    // events recorded behind them (shared by a launch's)
@@ -463,8 +464,9 @@ struct Worker {
     /// Whether r's sender may copy its strided layout run by run into r's: then fills the RTR's
     /// reference and the shape (false, with no error left, when not).
     bool strided_offer(Request *r, AmHeader *rtr, StridedShape *shape);
-    /// Whether r's RTS would offer its receiver a pull: a GPU layout, strided or a block list,
-    /// up to cfg.ipc_pull bytes, to a peer on the CUDA IPC path.
+    /// Whether r's RTS would offer its receiver a pull: a GPU layout up to cfg.ipc_pull bytes (a
+    /// strided one, a block list, or a contiguous buffer that CUDA IPC can export), to a peer on
+    /// the CUDA IPC path.
     bool offers_pull(const Request *r) const;
     bool strided_pull(Request *r, const PeerInfo &p);  // the receiver copies from the send layout
     bool same_layout_pull(Request *r, const PeerInfo &p);  // the same, of one block list on both sides

@@ -725,8 +725,9 @@ TEST(RndvGpu, ManyShortRunsTakeThePipeline) {
 
 // Below the eager threshold, a GPU message that an IPC peer could pull takes the rendezvous and
 // is pulled (one copy, where eager packs and unpacks), unless UCXDT_IPC_EAGER_THRESHOLD lets it go
-// eager; a contiguous one, which offers no pull, stays eager. Into a host receive, which cannot
-// pull, the rendezvous still delivers it. Every message arrives whole either way.
+// eager: a strided layout, a block list, and a contiguous buffer, whose receiver copies out of it.
+// Into a host receive, which cannot pull, the rendezvous still delivers it. Every message arrives
+// whole either way.
 TEST(RndvGpu, PullableMessagesSkipEager) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
     const auto small = L::vector(16, 2, 4, dbl);                           // 256 bytes
@@ -742,6 +743,8 @@ TEST(RndvGpu, PullableMessagesSkipEager) {
         EXPECT_EQ(run_case(p, small, small, 1, 0x613, false, Mem::cuda, Mem::host), "") << limit;
         const uint64_t pulls = limit[0] == '0' ? 2 : 0;
         EXPECT_EQ(internals(p.w[1]).ipc_pulls, pulls) << "receives that pulled, UCXDT_IPC_EAGER_THRESHOLD=" << limit;
+        EXPECT_EQ(internals(p.w[1]).dense_pulls, limit[0] == '0' ? 1u : 0u)
+            << "receives that copied the contiguous send, UCXDT_IPC_EAGER_THRESHOLD=" << limit;
     }
 }
 
