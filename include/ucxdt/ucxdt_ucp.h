@@ -134,8 +134,9 @@
  *                          copy up to this size (its setting) and the sender's above it: the
  *                          copy engines write a peer GPU faster than they read one
  *   UCXDT_IPC_EAGER_THRESHOLD  a GPU message that the receiver could pull (a strided or
- *                          block-list layout up to UCXDT_IPC_PULL_SIZE, to a peer on the CUDA
- *                          IPC path) goes eager only up to this many bytes, below the eager
+ *                          block-list layout, or a contiguous buffer that CUDA IPC can export,
+ *                          up to UCXDT_IPC_PULL_SIZE, to a peer on the CUDA IPC path) goes
+ *                          eager only up to this many bytes, below the eager
  *                          threshold too (default 0: never, because the pull's one copy beat
  *                          eager's pack and unpack from 256 B; a receive in host memory, or of
  *                          another layout, then takes the rendezvous without the pull)
