@@ -1,5 +1,6 @@
-# Sourced by compare-paths and pipeline-sweep: where the binaries are, which memory and GPUs the
-# two processes use, how many messages are in flight, and a reader for ucxdt_perftest's CSV.
+# Sourced by compare-paths, compare-rma, compare-sgl and pipeline-sweep: where the binaries are,
+# which memory and GPUs the two processes use, how many messages are in flight, a reader for
+# ucxdt_perftest's CSV, and a table printer for the scripts' CSV files.
 #   sets: root bin ucx_perftest mem window err_mode; exports PAIR_SERVER_GPU / PAIR_CLIENT_GPU on
 #   2+ GPUs
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,4 +29,18 @@ iterations_for() {
 # csv_fields ROW INDEX...: the columns of one ucxdt_perftest CSV row, space-separated.
 csv_fields() {
   python3 -c 'import csv, sys; r = next(csv.reader([sys.argv[1]])); print(*(r[int(i)] for i in sys.argv[2:]))' "$@"
+}
+
+# csv_table FILE LEFT KEY=HEADER...: FILE's rows (a CSV with a header line) as a table of the
+# named columns under their headers, aligned: the first LEFT columns to the left, the rest (the
+# figures) to the right.
+csv_table() {
+  python3 - "$@" <<'PY'
+import csv, sys
+path, left, cols = sys.argv[1], int(sys.argv[2]), [c.split("=", 1) for c in sys.argv[3:]]
+t = [[h for _, h in cols]] + [[r[k] for k, _ in cols] for r in csv.DictReader(open(path))]
+w = [max(len(x[i]) for x in t) for i in range(len(cols))]
+for x in t:
+    print("  ".join(v.ljust(w[i]) if i < left else v.rjust(w[i]) for i, v in enumerate(x)))
+PY
 }
