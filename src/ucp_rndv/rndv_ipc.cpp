@@ -398,10 +398,17 @@ bool Worker::strided_pull(Request *r, const PeerInfo &p) {
     if (!mst) mst = peer_reach(r, lo, hi);
     if (mst) return recv_finish(r, mst), true;
     ++ipc_pulls;
+    // With no other GPU work of this worker outstanding, the message is bound by its latency: it
+    // takes the method model's choice for one operation, where a 2-D copy's call costs less than
+    // a kernel's launch (4 KiB of 16-byte runs between two H200s, UCX 1.22.0: 10.5-12.7 us a
+    // message by copy, 16.4-17.5 by kernel). In a window, pulls share a kernel launch
+    // (PulledWindowsShareALaunch).
+    const bool lone = gpu_ops.empty() && launching.empty();
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
         cuda::DeviceGuard g(r->gpu);
         if (ucxdt_status_t gs = g.status()) return gs;
-        return cuda::copy_layouts_async(from, r->peer_mem, to, to_buf, r->gpu, *s, r->peer_gpu, &r->stream->batch());
+        return cuda::copy_layouts_async(from, r->peer_mem, to, to_buf, r->gpu, *s, r->peer_gpu,
+                                        lone ? nullptr : &r->stream->batch());
     });
     if (st) recv_finish(r, st);
     return true;

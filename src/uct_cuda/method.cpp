@@ -240,12 +240,14 @@ ucxdt_status_t choose_method(const Plan &p, int device, Packed where, ucxdt_gpu_
         // With the H200's 0.12 ns a row the bound falls near 52-byte rows (performance-log.md,
         // run 17: in the rendezvous, 1 MiB of 8-byte rows moved at 90-98 GB/s by kernel and 22
         // by copy engine; of 64-byte rows at 114 and 156). Each outer index past the first
-        // costs one more call (about 2 us of enqueueing on the CPU); the first is paid either
-        // way, a kernel launch costing as much as a copy's (3.4 and 1.6 us there).
+        // costs one more call (about 2 us of enqueueing on the CPU). The first is the extra one:
+        // batched, the copy's call on top of a kernel launch already paid; alone, the kernel's
+        // launch, which costs about a call more than a copy's (a lone 4 KiB vector pulled from a
+        // peer H200, host call to event seen done: 10.7 us by kernel, 8.4 by 2-D copy).
         const double rows = static_cast<double>(p.dims.back().count) * static_cast<double>(calls);
-        const double first_call = batched ? kCallSeconds : 0;
-        if (first_call + rows * c.row_seconds + static_cast<double>(calls - 1) * kCallSeconds <
-            bytes / kFastestPeerLinkBytesPerS)
+        const double first_call_copy = batched ? kCallSeconds : 0, first_call_kernel = batched ? 0 : kCallSeconds;
+        if (first_call_copy + rows * c.row_seconds + static_cast<double>(calls - 1) * kCallSeconds <
+            first_call_kernel + bytes / kFastestPeerLinkBytesPerS)
             *method = UCXDT_GPU_METHOD_COPY_ENGINE_2D;
         return UCXDT_OK;
     }

@@ -40,7 +40,8 @@ ucxdt_status_t device_costs(int device, CopyCosts *out);
 /// The method for plan `p` on `device`, whose packed buffer lives `where`. Env
 /// UCXDT_GPU_METHOD=kernel|copy forces kernels or the 2-D copy engine wherever the plan allows
 /// it. `batched`: a kernel would share a launch already paid (LaunchBatch), so a copy-engine call
-/// costs its enqueueing on top (within the GPU and to a peer, where the launch is what costs).
+/// costs its enqueueing on top (within the GPU and to a peer, where the launch is what costs);
+/// alone, to a peer, a kernel's launch costs about that much more than a copy's call.
 /// `pack`: the direction, which host memory prices apart (CopyCosts::to_host, from_host).
 ucxdt_status_t choose_method(const Plan &p, int device, Packed where, ucxdt_gpu_method_t *method,
                              bool batched = false, bool pack = true);
