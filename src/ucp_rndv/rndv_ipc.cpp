@@ -398,12 +398,15 @@ bool Worker::strided_pull(Request *r, const PeerInfo &p) {
     if (!mst) mst = peer_reach(r, lo, hi);
     if (mst) return recv_finish(r, mst), true;
     ++ipc_pulls;
-    // With no other GPU work of this worker outstanding, the message is bound by its latency: it
-    // takes the method model's choice for one operation, where a 2-D copy's call costs less than
-    // a kernel's launch (4 KiB of 16-byte runs between two H200s, UCX 1.22.0: 10.5-12.7 us a
-    // message by copy, 16.4-17.5 by kernel). In a window, pulls share a kernel launch
-    // (PulledWindowsShareALaunch).
-    const bool lone = gpu_ops.empty() && launching.empty();
+    // The only receive posted, with no other GPU work of this worker outstanding: the message is
+    // bound by its latency and takes the method model's choice for one operation, where a 2-D
+    // copy's call costs less than a kernel's launch (a 4 KiB vector of 16-byte runs between two
+    // H200s, UCX 1.22.0: 10.3-13.7 us a message by copy, 15.1-15.8 by kernel). With more
+    // receives posted, more messages are coming, and their pulls share a kernel launch
+    // (PulledWindowsShareALaunch): 4 KiB vectors into contiguous, 32 in flight, moved at 725-981
+    // MB/s where an idle stream alone took the copy, and at 963-1,322 by kernels alone.
+    const bool lone = recvs_in_progress == 1 && gpu_ops.empty() && launching.empty();
+    lone_pulls += lone;
     const ucxdt_status_t st = launch(r, GpuOp{GpuOp::recv_all}, [&](const cudaStream_t *s) {
         cuda::DeviceGuard g(r->gpu);
         if (ucxdt_status_t gs = g.status()) return gs;

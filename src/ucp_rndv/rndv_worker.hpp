@@ -337,6 +337,7 @@ struct Worker {
     uint64_t uuid = 0;
     uint64_t next_id = 1;
     std::unordered_map<uint64_t, Request *> requests;     // every live request by id
+    uint64_t recvs_in_progress = 0;  // receives posted and not yet complete (strided_pull)
     uint64_t node = 0;                                    // this node (ucx_reach.hpp)
     uint64_t process = 0;                                 // this process (ucx_reach.hpp)
     std::unordered_map<uint64_t, PeerInfo> peers;         // worker uuid -> how to reach it
@@ -375,6 +376,7 @@ struct Worker {
     } host_frags;
     uint64_t ipc_pulls = 0;  // receives that copied the runs of the sender's layout (pull)
     uint64_t dense_pulls = 0;  // receives that copied a contiguous send out of the sender's buffer
+    uint64_t lone_pulls = 0;   // strided pulls of the only receive posted, not batched (strided_pull)
     uint64_t control_sent[9] = {};  // control messages sent, by AmKind (tests, debugging)
     uint64_t gpu_launches = 0;  // GPU operations issued on a stream (launch)
     uint64_t gpu_events = 0;    // events recorded behind them (shared by a launch's)

@@ -748,6 +748,35 @@ TEST(RndvGpu, PullableMessagesSkipEager) {
     }
 }
 
+// A pull is batched for a kernel launch unless its receive is the only one posted and no GPU
+// work of the worker is outstanding (a ping-pong's: latency-bound, Worker::strided_pull).
+TEST(RndvGpu, OnlyTheSoleReceivePostedPullsAlone) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    const auto v = L::vector(256, 2, 4, dbl);  // 4 KiB in 16-byte runs
+    ScopedEnv env{{"UCXDT_CUDA_IPC", "y"}};
+    Pair p{Config{8192, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    const ucxdt::rndv::Worker &w = internals(p.w[1]);
+    EXPECT_EQ(run_case(p, v, v, 1, 0x620, false, Mem::cuda, Mem::cuda), "");
+    EXPECT_EQ(w.ipc_pulls, 1u);
+    EXPECT_EQ(w.lone_pulls, 1u) << "the sole receive posted";
+    // Another receive posted (of another tag): the next message's pull is not alone.
+    const auto t = doubles(8, true);
+    Type h(*t);
+    Buffer other(*t, 1, 0x621);
+    ucxdt_status_ptr_t extra = ucxdt_tag_recv_nbx(p.w[1], other.ptr(), 1, h.h, 0x6ff, ~0ull, nullptr);
+    ASSERT_TRUE(UCXDT_PTR_IS_PTR(extra));
+    EXPECT_EQ(run_case(p, v, v, 1, 0x622, false, Mem::cuda, Mem::cuda), "");
+    EXPECT_EQ(w.ipc_pulls, 2u);
+    EXPECT_EQ(w.lone_pulls, 1u) << "a pull beside another receive posted";
+    ucxdt_request_cancel(p.w[1], extra);
+    EXPECT_EQ(p.wait(extra), UCXDT_ERR_CANCELED);
+    EXPECT_EQ(w.recvs_in_progress, 0u) << "receives counted as in progress after all completed";
+    EXPECT_EQ(run_case(p, v, v, 1, 0x623, false, Mem::cuda, Mem::cuda), "");
+    EXPECT_EQ(w.lone_pulls, 2u) << "alone again once the other receive ended";
+}
+
 // 300 single int32s at irregular gaps of 2 and 4 ints: a block list whose unit list outweighs
 // its 1,200 bytes of data, so the point kernel moves it (uct_cuda/method.cpp).
 L::TypeDescPtr scattered_ints() {
@@ -835,6 +864,7 @@ TEST(RndvGpu, PulledWindowsShareALaunch) {
         const ucxdt::rndv::Worker &w = internals(p.w[1]);
         EXPECT_EQ(w.ipc_pulls, uint64_t{n}) << "receives that pulled";
         EXPECT_EQ(w.gpu_launches, uint64_t{n}) << "the receiver's GPU operations: one copy a pull";
+        EXPECT_LE(w.lone_pulls, 1u) << "pulls not batched: only the window's last receive may be alone";
         expect_shared_events(w, batch, what);
     }
 }
