@@ -248,7 +248,19 @@ enum ucxdt_send_flags {
      *  eager messages included (the receiver answers when a receive, not a probe, takes it);
      *  with UCXDT_ERR_TYPE_MISMATCH or UCXDT_ERR_TRUNCATED when that receive fails so. Rendezvous
      *  sends complete at the receiver's answer anyway. */
-    UCXDT_SEND_FLAG_SYNC = 1u << 0
+    UCXDT_SEND_FLAG_SYNC = 1u << 0,
+    /** Packed data (MPI_PACKED, MPI-4.1 §5.2): the message carries no type signature, and a
+     *  receive of any type takes it if it has room for its packed bytes. */
+    UCXDT_SEND_FLAG_PACKED = 1u << 1
+};
+
+/** Flags of a receive (ucxdt_request_param_t::flags). */
+enum ucxdt_recv_flags {
+    /** Takes the message's packed bytes whatever its type signature (a receive of MPI_PACKED,
+     *  MPI-4.1 §5.2: a message sent with any datatype may be received as packed data): the
+     *  packed stream lands in the receive's layout as its bytes come, so the receive's type
+     *  should be bytes (UCXDT_BYTE). Truncation is still an error. */
+    UCXDT_RECV_FLAG_PACKED = 1u << 0
 };
 
 typedef struct {
@@ -258,9 +270,9 @@ typedef struct {
         ucxdt_recv_callback_t recv;
     } cb;                      /**< called from ucxdt_worker_progress, not if completed at once */
     void *user_data;
-    uint32_t flags;            /**< UCXDT_SEND_FLAG_*, tagged sends only; another bit, or any
-                                    on another call (receive, put, get, flush), fails the call
-                                    with UCXDT_ERR_INVALID_PARAM */
+    uint32_t flags;            /**< UCXDT_SEND_FLAG_* on tagged sends, UCXDT_RECV_FLAG_* on
+                                    tagged receives; another bit, or any on another call (put,
+                                    get, flush), fails the call with UCXDT_ERR_INVALID_PARAM */
 } ucxdt_request_param_t;
 
 /** Creates a ucxdt worker on params->ucp_worker. Errors: UCXDT_ERR_INVALID_PARAM (missing or

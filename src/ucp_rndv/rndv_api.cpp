@@ -312,7 +312,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
     WorkerLock lock(w);
     Request *r = w->new_request(true, param);
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
-        if (ucxdt_status_t e = check_flags(r, UCXDT_SEND_FLAG_SYNC)) return e;
+        if (ucxdt_status_t e = check_flags(r, UCXDT_SEND_FLAG_SYNC | UCXDT_SEND_FLAG_PACKED)) return e;
         if (ucxdt_status_t e = prepare(r, const_cast<void *>(buffer), count, type)) return e;
         r->ep = ep;
         r->tag = tag;
@@ -325,7 +325,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         h.packed = r->packed;
         const Signature sig = Signature::repeat(r->type->signature, count);
         h.sig_hash = sig.hash;
-        h.sig_length = sig.length;
+        h.sig_length = (r->param.flags & UCXDT_SEND_FLAG_PACKED) ? kPackedSignature : sig.length;
         // A receiver that can pull the message copies it in one GPU operation where eager takes
         // two (a pack into the wire buffer, an unpack out of it): faster from 256 B on, one
         // message at a time or a window (docs/performance.md, table c).
@@ -372,7 +372,7 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
     WorkerLock lock(w);
     Request *r = w->new_request(false, param);
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
-        if (ucxdt_status_t e = check_flags(r, 0)) return e;
+        if (ucxdt_status_t e = check_flags(r, UCXDT_RECV_FLAG_PACKED)) return e;
         if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
         r->tag = tag;
         r->tag_mask = tag_mask;
@@ -437,7 +437,7 @@ ucxdt_status_ptr_t ucxdt_tag_msg_recv_nbx(ucxdt_worker_h worker, void *buffer, i
                               "message is not one that ucxdt_tag_probe_nb removed on this worker and no receive took"));
     Request *r = w->new_request(false, param);
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
-        if (ucxdt_status_t e = check_flags(r, 0)) return e;
+        if (ucxdt_status_t e = check_flags(r, UCXDT_RECV_FLAG_PACKED)) return e;
         if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
         r->tag = m->sender_tag;
         r->tag_mask = ~ucp_tag_t{0};

@@ -15,6 +15,8 @@
 namespace ucxdt::rndv {
 
 constexpr uint32_t kMagic = 0x75636474;  // "ucdt"
+/// TagHeader::sig_length of packed data (UCXDT_SEND_FLAG_PACKED), which matches any signature.
+constexpr int64_t kPackedSignature = -1;
 constexpr int kMaxRkeyBytes = 4096;      // posted receives leave this much for an RTS
 
 // eager_sync: an eager message of a synchronous send, whose sender waits for an ATS that the
@@ -35,7 +37,7 @@ struct TagHeader {
     uint64_t sreq_id;       // the send request, named in the receiver's replies
     int64_t packed;         // packed bytes of the message
     uint64_t sig_hash;      // type signature of (type, count): ucxdt_type_signature
-    int64_t sig_length;
+    int64_t sig_length;     // kPackedSignature: packed data (UCXDT_SEND_FLAG_PACKED), no signature
     int64_t frag;           // RTS: bytes per fragment
     uint64_t remote_addr;   // RTS: contiguous data, or the base of the sender's staging slots
     int32_t initial;        // RTS, non-contiguous: fragments 0 .. initial-1 are ready, in the

@@ -82,8 +82,10 @@ Request *Worker::new_request(bool is_send, const ucxdt_request_param_t *param) {
 
 ucxdt_status_t check_flags(const Request *r, uint32_t allowed) {
     if ((r->param.flags & ~allowed) == 0) return UCXDT_OK;
-    return fail(UCXDT_ERR_INVALID_PARAM, allowed ? "param->flags may hold UCXDT_SEND_FLAG_SYNC alone"
-                                                 : "param->flags must be 0 here (send flags are for sends)");
+    return fail(UCXDT_ERR_INVALID_PARAM,
+                !allowed    ? "param->flags must be 0 here (flags are for tagged sends and receives)"
+                : r->is_send ? "param->flags may hold UCXDT_SEND_FLAG_SYNC and UCXDT_SEND_FLAG_PACKED only"
+                             : "param->flags may hold UCXDT_RECV_FLAG_PACKED only");
 }
 
 void Worker::complete(Request *r, ucxdt_status_t status) {

@@ -123,8 +123,9 @@ TEST(RndvRecvInfo, ReceiveReportsTheSenderTagAndLength) {
     ucxdt_request_free(rreq);
 }
 
-// Send flags other than UCXDT_SEND_FLAG_SYNC, and any flag on a receive, fail the call with
-// UCXDT_ERR_INVALID_PARAM and send nothing; flags the field mask does not name are not read.
+// Send flags other than UCXDT_SEND_FLAG_SYNC and _PACKED, and receive flags other than
+// UCXDT_RECV_FLAG_PACKED, fail the call with UCXDT_ERR_INVALID_PARAM and send nothing; flags
+// the field mask does not name are not read.
 TEST(RndvSync, UnknownFlagsAreRefused) {
     T::RndvPair p{kConfig};
     ASSERT_EQ(p.error, "");
@@ -137,6 +138,7 @@ TEST(RndvSync, UnknownFlagsAreRefused) {
     ucxdt_status_ptr_t r = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x42, &bad);
     EXPECT_EQ(UCXDT_PTR_STATUS(r), UCXDT_ERR_INVALID_PARAM);
     ucxdt_request_param_t on_recv = sync_param();
+    on_recv.flags = 1u << 5;
     r = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 0x42, ~0ull, &on_recv);
     EXPECT_EQ(UCXDT_PTR_STATUS(r), UCXDT_ERR_INVALID_PARAM);
     // Nothing went: a receive posted now finds no message.
@@ -152,6 +154,65 @@ TEST(RndvSync, UnknownFlagsAreRefused) {
     EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_OK));
     if (sreq) {
         EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK));
+    }
+}
+
+ucxdt_request_param_t flags_param(uint32_t flags) {
+    ucxdt_request_param_t p{};
+    p.field_mask = UCXDT_REQUEST_PARAM_FIELD_FLAGS;
+    p.flags = flags;
+    return p;
+}
+
+// Packed data (MPI_PACKED, MPI-4.1 §5.2): a message of any type is received as its packed bytes
+// by a receive flagged UCXDT_RECV_FLAG_PACKED, and a send flagged UCXDT_SEND_FLAG_PACKED
+// (bytes) is taken by a receive of any type with room for them; eager (128 B) and rendezvous
+// (32 KB) alike. Without the flags the same pairs fail with UCXDT_ERR_TYPE_MISMATCH, and a
+// packed receive too short for the message fails with UCXDT_ERR_TRUNCATED.
+TEST(RndvPacked, PackedDataMatchesAnySignature) {
+    T::RndvPair p{kConfig};
+    ASSERT_EQ(p.error, "");
+    for (const auto &t : {L::vector(4, 4, 6, dbl), L::vector(1000, 4, 6, dbl)}) {
+        Type h(*t);
+        int64_t size = 0;
+        ASSERT_EQ(ucxdt_type_size(h.h, &size), UCXDT_OK);
+        const auto bytes = L::contiguous(size, L::named(UCXDT_BYTE));
+        Type hb(*bytes);
+        Buffer src(*t, 1, 1), as_bytes(*bytes, 1, 2), dst(*t, 1, 3);
+        const std::vector<std::byte> stream = packed(*t, src.ptr(), 1, size);
+        const std::string what = "message of " + std::to_string(size) + " bytes";
+        const std::vector<std::byte> bytes_poison = as_bytes.bytes;
+        // A typed message, received as packed bytes.
+        ucxdt_request_param_t rp = flags_param(UCXDT_RECV_FLAG_PACKED);
+        ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], as_bytes.ptr(), 1, hb.h, 0x51, ~0ull, &rp);
+        ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x51, nullptr);
+        ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq)) << what;
+        EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_OK)) << what;
+        if (sreq) EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK)) << what;
+        EXPECT_EQ(T::check_received(*bytes, 1, as_bytes, bytes_poison, stream, size), "") << what << ": the packed stream";
+        // Packed bytes, received by the type.
+        const std::vector<std::byte> poison = dst.bytes;
+        ucxdt_request_param_t sp = flags_param(UCXDT_SEND_FLAG_PACKED);
+        rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, h.h, 0x52, ~0ull, nullptr);
+        sreq = ucxdt_tag_send_nbx(p.ep[0], as_bytes.ptr(), 1, hb.h, 0x52, &sp);
+        ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq)) << what;
+        EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_OK)) << what;
+        if (sreq) EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK)) << what;
+        EXPECT_EQ(T::check_received(*t, 1, dst, poison, stream, size), "") << what << ": unpacked into the layout";
+        // Without the flags, bytes and the type do not match.
+        Buffer other(*bytes, 1, 4);
+        rreq = ucxdt_tag_recv_nbx(p.w[1], other.ptr(), 1, hb.h, 0x53, ~0ull, nullptr);
+        sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x53, nullptr);
+        EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_ERR_TYPE_MISMATCH)) << what;
+        if (sreq) (void)p.wait(sreq);
+        // A packed receive one byte short.
+        const auto shorter = L::contiguous(size - 1, L::named(UCXDT_BYTE));
+        Type hs(*shorter);
+        Buffer small(*shorter, 1, 5);
+        rreq = ucxdt_tag_recv_nbx(p.w[1], small.ptr(), 1, hs.h, 0x54, ~0ull, &rp);
+        sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x54, nullptr);
+        EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_ERR_TRUNCATED)) << what;
+        if (sreq) (void)p.wait(sreq);
     }
 }
 
