@@ -1,0 +1,34 @@
+# pml ucxdt (src/pml_ucxdt): Open MPI 5's point-to-point component on ucxdt, built as the DSO
+# <build>/ompi5/mca_pml_ucxdt.so when UCXDT_OMPI5_PREFIX names an Open MPI 5 installed with
+# --with-devel-headers (scripts/setup-deps --ompi5 prints it). Open MPI's internal headers are
+# C; the component is C, against ucxdt's C API and a bridge (ucxdt_mpi_ompi5) built against
+# that Open MPI's mpi.h.
+set(UCXDT_OMPI5_PREFIX "" CACHE PATH "Open MPI 5 with developer headers, for pml ucxdt")
+if(NOT UCXDT_OMPI5_PREFIX)
+  return()
+endif()
+set(_p "${UCXDT_OMPI5_PREFIX}")
+if(NOT EXISTS "${_p}/include/openmpi/ompi/mca/pml/pml.h")
+  message(FATAL_ERROR "UCXDT_OMPI5_PREFIX=${_p}: no ompi/mca/pml/pml.h under include/openmpi "
+                      "(Open MPI must be configured --with-devel-headers: scripts/setup-deps --ompi5)")
+endif()
+enable_language(C)
+add_library(ucxdt_ompi5 INTERFACE IMPORTED)
+# The bundled PMIx's headers live under include/openmpi too (opal/mca/pmix/pmix-internal.h).
+target_include_directories(ucxdt_ompi5 INTERFACE "${_p}/include" "${_p}/include/openmpi")
+target_link_libraries(ucxdt_ompi5 INTERFACE "${_p}/lib/libmpi.so" "${_p}/lib/libopen-pal.so")
+ucxdt_add_mpi_bridge(ucxdt_mpi_ompi5 ucxdt_ompi5)
+set_target_properties(ucxdt_mpi_ompi5 PROPERTIES BUILD_RPATH "${PROJECT_BINARY_DIR};${_p}/lib")
+
+file(GLOB _pml_sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/pml_ucxdt/*.c")
+add_library(pml_ucxdt MODULE ${_pml_sources})
+set_target_properties(pml_ucxdt PROPERTIES
+  OUTPUT_NAME mca_pml_ucxdt
+  PREFIX ""
+  LIBRARY_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/ompi5"
+  C_STANDARD 11
+  C_VISIBILITY_PRESET hidden
+  BUILD_RPATH "${PROJECT_BINARY_DIR};${_p}/lib"
+  INSTALL_RPATH "$ORIGIN")
+target_link_libraries(pml_ucxdt PRIVATE ucxdt ucxdt_mpi_ompi5 ucxdt_ompi5 PkgConfig::UCX)
+message(STATUS "ucxdt: pml ucxdt against Open MPI 5 at ${_p}")

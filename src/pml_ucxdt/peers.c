@@ -1,0 +1,91 @@
+/* Endpoints: one UCP endpoint and one ucxdt endpoint per peer process, made on the first send
+ * to it from the worker address it published in the modex (component.c). Open MPI hands
+ * add_procs only the processes of this node by default, and others reach the PML through
+ * ompi_comm_peer_lookup, so all are made on first use. A peer UCP reports failed
+ * (UCP_ERR_HANDLING_MODE_PEER) fails its operations with MPI_ERR_PROC_FAILED, which reaches
+ * the communicator's error handler through the request (ucxdt_worker_handle_ep_error). */
+#include "pml_ucxdt.h"
+
+#include "opal/mca/pmix/pmix-internal.h"
+#include "opal/util/output.h"
+#include "ompi/proc/proc.h"
+
+static void peer_failed(void *arg, ucp_ep_h ep, ucs_status_t status) {
+    (void)ep;
+    struct pml_ucxdt_peer *p = arg;
+    p->failed = 1;
+    if (pml_ucxdt.verbose)
+        opal_output(0, "pml ucxdt: a peer failed (%s): its operations end with MPI_ERR_PROC_FAILED",
+                    ucs_status_string(status));
+}
+
+/* Closes p's UCP endpoint at once (UCP_EP_CLOSE_FLAG_FORCE): a peer that stopped may never
+ * answer a flush. */
+static void close_ep(struct pml_ucxdt_peer *p) {
+    ucp_request_param_t params = {0};
+    params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    params.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t c = ucp_ep_close_nbx(p->ucp_ep, &params);
+    if (UCS_PTR_IS_PTR(c)) {
+        while (ucp_request_check_status(c) == UCS_INPROGRESS) ucp_worker_progress(pml_ucxdt.ucp_worker);
+        ucp_request_free(c);
+    }
+    p->ucp_ep = NULL;
+}
+
+static int peer_connect(ompi_proc_t *proc, struct pml_ucxdt_peer *p) {
+    int rc;
+    ucp_address_t *address = NULL;
+    size_t length = 0;
+    OPAL_MODEX_RECV(rc, &mca_pml_ucxdt_component.pmlm_version, &proc->super.proc_name, (void **)&address, &length);
+    if (rc != OPAL_SUCCESS) {
+        opal_output(0, "pml ucxdt: no worker address of rank %u in the modex", proc->super.proc_name.vpid);
+        return MPI_ERR_INTERN;
+    }
+    ucp_ep_params_t params = {0};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    params.address = address;
+    ucxdt_status_t st = ucxdt_ep_params_set_err_handler(&params, pml_ucxdt.worker, peer_failed, p);
+    ucs_status_t us = st == UCXDT_OK ? ucp_ep_create(pml_ucxdt.ucp_worker, &params, &p->ucp_ep) : UCS_ERR_INVALID_PARAM;
+    free(address);
+    if (us != UCS_OK) {
+        opal_output(0, "pml ucxdt: cannot reach rank %u: %s", proc->super.proc_name.vpid,
+                    st == UCXDT_OK ? ucs_status_string(us) : ucxdt_last_error());
+        return MPI_ERR_INTERN;
+    }
+    ucxdt_ep_params_t ep_params = {.field_mask = UCXDT_EP_PARAM_FIELD_UCP_EP, .ucp_ep = p->ucp_ep};
+    if ((st = ucxdt_ep_create(pml_ucxdt.worker, &ep_params, &p->ep)) != UCXDT_OK) {
+        opal_output(0, "pml ucxdt: ucxdt_ep_create: %s", ucxdt_last_error());
+        close_ep(p);
+        return pml_ucxdt_mpi_error(st);
+    }
+    return OMPI_SUCCESS;
+}
+
+int pml_ucxdt_peer(ompi_communicator_t *comm, int rank, ucxdt_ep_h *ep) {
+    ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
+    if (!proc) return MPI_ERR_RANK;
+    if (proc->super.proc_name.jobid != OMPI_PROC_MY_NAME->jobid || proc->super.proc_name.vpid >= pml_ucxdt.npeers) {
+        opal_output(0, "pml ucxdt: processes of another job (MPI_Comm_spawn, MPI_Comm_connect) are not supported");
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    }
+    struct pml_ucxdt_peer *p = &pml_ucxdt.peers[proc->super.proc_name.vpid];
+    if (p->ep) {
+        *ep = p->ep;
+        return OMPI_SUCCESS;
+    }
+    OPAL_THREAD_LOCK(&pml_ucxdt.lock);
+    int rc = p->ep ? OMPI_SUCCESS : peer_connect(proc, p);
+    OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
+    if (rc == OMPI_SUCCESS) *ep = p->ep;
+    return rc;
+}
+
+/* At finalize, after Open MPI's closing fence: every peer's traffic has ended. */
+void pml_ucxdt_peers_close(void) {
+    for (size_t i = 0; i < pml_ucxdt.npeers; ++i) {
+        struct pml_ucxdt_peer *p = &pml_ucxdt.peers[i];
+        if (p->ep) ucxdt_ep_destroy(p->ep), p->ep = NULL;
+        if (p->ucp_ep) close_ep(p);
+    }
+}

@@ -1,0 +1,137 @@
+/*
+ * pml ucxdt: Open MPI 5's point-to-point layer (PML, ompi/mca/pml/pml.h) on ucxdt's rendezvous
+ * worker (ucxdt_ucp.h), so that every MPI call that moves messages, collectives and Fortran
+ * included, moves derived datatypes through ucxdt. One UCP context, UCP worker and ucxdt worker
+ * per process; an endpoint per peer, made on first use from the worker address the peer
+ * published in the modex.
+ *
+ * Built out of Open MPI's tree as mca_pml_ucxdt.so against an Open MPI 5.0.7 installed with
+ * --with-devel-headers (scripts/setup-deps --ompi5). Selected only when asked for:
+ * `mpirun --mca pml ucxdt`.
+ */
+#ifndef PML_UCXDT_H
+#define PML_UCXDT_H
+
+#include "ompi_config.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/message/message.h"
+#include "ompi/request/request.h"
+#include "opal/mca/threads/mutex.h"
+
+#include <ucp/api/ucp.h>
+#include <ucxdt/ucxdt.h>
+#include <ucxdt/ucxdt_ucp.h>
+
+BEGIN_C_DECLS
+
+/* ---- The tag: an MPI message's (communicator, source, tag) in UCP's 64 bits --------------------
+ * bits  0-19: the communicator's index (c_index, global under Open MPI 5's CID algorithm when
+ *             the PML does not claim extended CIDs);
+ * bits 20-39: the sender's rank in the communicator (in its local group for intercommunicators,
+ *             which is the receiver's remote group);
+ * bits 40-63: the MPI tag, two's complement. Collectives use negative tags, which
+ *             MPI_ANY_TAG must not match (MPI-4.1 §3.2.3 gives users only 0..MPI_TAG_UB), so an
+ *             MPI_ANY_TAG receive still matches bit 63, the tag's sign, against 0. */
+#define PML_UCXDT_CID_BITS 20
+#define PML_UCXDT_RANK_BITS 20
+#define PML_UCXDT_TAG_BITS 24
+#define PML_UCXDT_RANK_SHIFT PML_UCXDT_CID_BITS
+#define PML_UCXDT_TAG_SHIFT (PML_UCXDT_CID_BITS + PML_UCXDT_RANK_BITS)
+#define PML_UCXDT_CID_MASK ((UINT64_C(1) << PML_UCXDT_CID_BITS) - 1)
+#define PML_UCXDT_RANK_MASK (((UINT64_C(1) << PML_UCXDT_RANK_BITS) - 1) << PML_UCXDT_RANK_SHIFT)
+#define PML_UCXDT_TAG_MASK (~UINT64_C(0) << PML_UCXDT_TAG_SHIFT)
+#define PML_UCXDT_TAG_SIGN (UINT64_C(1) << 63)
+#define PML_UCXDT_MAX_TAG ((1 << (PML_UCXDT_TAG_BITS - 1)) - 1)
+#define PML_UCXDT_MAX_CONTEXT ((1u << PML_UCXDT_CID_BITS) - 1)
+#define PML_UCXDT_MAX_RANK ((1 << PML_UCXDT_RANK_BITS) - 1)
+
+static inline ucp_tag_t pml_ucxdt_send_tag(int tag, int my_rank, const ompi_communicator_t *comm) {
+    return ((uint64_t)(int64_t)tag << PML_UCXDT_TAG_SHIFT) |
+           ((uint64_t)my_rank << PML_UCXDT_RANK_SHIFT) | (uint64_t)comm->c_index;
+}
+
+/* The tag and mask of a receive or probe of (src, tag) on comm. */
+static inline void pml_ucxdt_recv_tag(int src, int tag, const ompi_communicator_t *comm,
+                                      ucp_tag_t *utag, ucp_tag_t *mask) {
+    *utag = (uint64_t)comm->c_index;
+    *mask = PML_UCXDT_CID_MASK;
+    if (src != MPI_ANY_SOURCE) *utag |= (uint64_t)src << PML_UCXDT_RANK_SHIFT, *mask |= PML_UCXDT_RANK_MASK;
+    if (tag != MPI_ANY_TAG) *utag |= (uint64_t)(int64_t)tag << PML_UCXDT_TAG_SHIFT, *mask |= PML_UCXDT_TAG_MASK;
+    else *mask |= PML_UCXDT_TAG_SIGN;
+}
+
+static inline int pml_ucxdt_tag_source(ucp_tag_t t) {
+    return (int)((t & PML_UCXDT_RANK_MASK) >> PML_UCXDT_RANK_SHIFT);
+}
+static inline int pml_ucxdt_tag_tag(ucp_tag_t t) { return (int)((int64_t)t >> PML_UCXDT_TAG_SHIFT); }
+
+/* ---- The process's state ------------------------------------------------------------------- */
+typedef struct {
+    ucp_context_h context;
+    ucp_worker_h ucp_worker;
+    ucxdt_worker_h worker;
+    ucp_address_t *address;     /* published in the modex */
+    size_t address_length;
+    struct pml_ucxdt_peer *peers;  /* by rank in MPI_COMM_WORLD (vpid), made on first use */
+    size_t npeers;
+    opal_recursive_mutex_t lock;   /* the peer table, under MPI_THREAD_MULTIPLE */
+    int type_keyval;               /* the attribute that frees a user type's cached ucxdt type */
+    ucxdt_type_t predefined[OMPI_DATATYPE_MAX_PREDEFINED];
+    int priority;
+    int verbose;
+} pml_ucxdt_state_t;
+
+extern pml_ucxdt_state_t pml_ucxdt;
+extern mca_pml_base_module_t pml_ucxdt_module;
+OMPI_DECLSPEC extern mca_pml_base_component_2_1_0_t mca_pml_ucxdt_component;
+
+struct pml_ucxdt_peer {
+    ucp_ep_h ucp_ep;
+    ucxdt_ep_h ep;
+    int failed;  /* UCP reported the endpoint failed: MPI_ERR_PROC_FAILED from then on */
+};
+
+/* Maps a ucxdt status to an MPI error class. */
+int pml_ucxdt_mpi_error(ucxdt_status_t st);
+
+/* peers.c */
+int pml_ucxdt_peer(ompi_communicator_t *comm, int rank, ucxdt_ep_h *ep);
+void pml_ucxdt_peers_close(void);
+
+/* datatype.c: the committed ucxdt type of an Open MPI datatype, imported once and cached. */
+int pml_ucxdt_type(ompi_datatype_t *dt, ucxdt_type_t *type);
+int pml_ucxdt_types_init(void);
+void pml_ucxdt_types_fini(void);
+
+/* request.c */
+typedef enum { PML_UCXDT_SEND, PML_UCXDT_RECV } pml_ucxdt_kind_t;
+typedef struct {
+    ompi_request_t ompi;
+    pml_ucxdt_kind_t kind;
+    void *op;           /* the running ucxdt request, NULL when none */
+    bool free_called;   /* MPI_Request_free before completion: released when it completes */
+    /* What a persistent request posts at each start. */
+    void *buf;
+    size_t count;
+    ompi_datatype_t *dt;
+    int peer, tag;
+    mca_pml_base_send_mode_t mode;
+    ompi_communicator_t *comm;
+} pml_ucxdt_request_t;
+OBJ_CLASS_DECLARATION(pml_ucxdt_request_t);
+
+pml_ucxdt_request_t *pml_ucxdt_request_new(pml_ucxdt_kind_t kind, ompi_communicator_t *comm, bool persistent);
+/* Posts the request's operation (its fields say which); OMPI_SUCCESS or an MPI error. */
+int pml_ucxdt_request_post(pml_ucxdt_request_t *r);
+/* Posts a receive of a message taken by a matched probe (MPI_Imrecv). */
+int pml_ucxdt_request_post_matched(pml_ucxdt_request_t *r, ucxdt_tag_message_h message);
+int pml_ucxdt_start(size_t count, ompi_request_t **requests);
+
+/* p2p.c and probe.c: the module's calls */
+int pml_ucxdt_progress(void);
+
+END_C_DECLS
+
+#endif /* PML_UCXDT_H */

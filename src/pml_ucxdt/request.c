@@ -1,0 +1,183 @@
+/* Requests of pml ucxdt: an ompi_request_t around one ucxdt request at a time (MPI-4.1 §3.7).
+ * ucxdt calls back from ucxdt_worker_progress, which opal_progress drives (component.c); the
+ * callback fills the MPI status and completes the request. Persistent requests (§3.9) keep
+ * their arguments and post a new ucxdt request at each start. */
+#include "pml_ucxdt.h"
+
+
+int pml_ucxdt_mpi_error(ucxdt_status_t st) {
+    switch (st) {
+    case UCXDT_OK: return MPI_SUCCESS;
+    case UCXDT_ERR_TRUNCATED: return MPI_ERR_TRUNCATE;
+    case UCXDT_ERR_TYPE_MISMATCH: return MPI_ERR_TYPE;
+    case UCXDT_ERR_INVALID_PARAM: return MPI_ERR_ARG;
+    case UCXDT_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
+    case UCXDT_ERR_NO_MEMORY: return MPI_ERR_NO_MEM;
+    case UCXDT_ERR_PEER_FAILURE: return MPI_ERR_PROC_FAILED;
+    default: return MPI_ERR_INTERN;
+    }
+}
+
+static void request_construct(pml_ucxdt_request_t *r) {
+    r->op = NULL;
+    r->free_called = false;
+    r->dt = NULL;
+    r->comm = NULL;
+}
+
+static void request_destruct(pml_ucxdt_request_t *r) {
+    if (r->ompi.req_persistent && r->dt) OMPI_DATATYPE_RELEASE(r->dt);
+}
+
+OBJ_CLASS_INSTANCE(pml_ucxdt_request_t, ompi_request_t, request_construct, request_destruct);
+
+static void request_release(pml_ucxdt_request_t *r) {
+    OMPI_REQUEST_FINI(&r->ompi);
+    OBJ_RELEASE(r);
+}
+
+/* The operation ended with `err` (an MPI error class; the status's other fields are filled). */
+static void request_done(pml_ucxdt_request_t *r, int err) {
+    r->op = NULL;
+    r->ompi.req_status.MPI_ERROR = err;
+    if (r->free_called && !r->ompi.req_persistent) {
+        request_release(r);
+        return;
+    }
+    const bool release = r->free_called;  /* a freed persistent request: nobody waits for it */
+    ompi_request_complete(&r->ompi, true);
+    if (release) request_release(r);
+}
+
+static void send_done(void *op, ucxdt_status_t st, void *user_data) {
+    pml_ucxdt_request_t *r = user_data;
+    ucxdt_request_free(op);
+    request_done(r, pml_ucxdt_mpi_error(st));
+}
+
+static void recv_done(void *op, ucxdt_status_t st, int64_t length, ucp_tag_t sender_tag, void *user_data) {
+    pml_ucxdt_request_t *r = user_data;
+    ucxdt_request_free(op);
+    ompi_status_public_t *s = &r->ompi.req_status;
+    if (st == UCXDT_ERR_CANCELED) {
+        s->_cancelled = 1;
+        request_done(r, MPI_SUCCESS);
+        return;
+    }
+    s->MPI_SOURCE = pml_ucxdt_tag_source(sender_tag);
+    s->MPI_TAG = pml_ucxdt_tag_tag(sender_tag);
+    s->_ucount = st == UCXDT_OK ? (size_t)length : 0;
+    request_done(r, pml_ucxdt_mpi_error(st));
+}
+
+static int request_free(ompi_request_t **rp) {
+    pml_ucxdt_request_t *r = (pml_ucxdt_request_t *)*rp;
+    *rp = MPI_REQUEST_NULL;
+    if (r->op) r->free_called = true;  /* released once its operation ends (request_done) */
+    else request_release(r);
+    return OMPI_SUCCESS;
+}
+
+/* A receive not matched yet completes canceled; a matched one, and any send, run to the end
+ * (a send's cancel may fail, MPI-4.1 §3.8.4; ucxdt cannot withdraw a posted message). */
+static int request_cancel(ompi_request_t *req, int flag) {
+    (void)flag;
+    pml_ucxdt_request_t *r = (pml_ucxdt_request_t *)req;
+    if (r->kind == PML_UCXDT_RECV && r->op) ucxdt_request_cancel(pml_ucxdt.worker, r->op);
+    return OMPI_SUCCESS;
+}
+
+pml_ucxdt_request_t *pml_ucxdt_request_new(pml_ucxdt_kind_t kind, ompi_communicator_t *comm, bool persistent) {
+    pml_ucxdt_request_t *r = OBJ_NEW(pml_ucxdt_request_t);
+    if (!r) return NULL;
+    OMPI_REQUEST_INIT(&r->ompi, persistent);
+    r->ompi.req_type = OMPI_REQUEST_PML;
+    r->ompi.req_free = request_free;
+    r->ompi.req_cancel = request_cancel;
+    r->ompi.req_start = pml_ucxdt_start;
+    r->ompi.req_mpi_object.comm = comm;
+    r->kind = kind;
+    r->comm = comm;
+    return r;
+}
+
+/* Readies r for a new operation: status cleared, active, pending; the operation's type and
+ * the ucxdt request parameters (callback and r as user data) filled in. */
+static int begin(pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_param_t *p) {
+    ompi_status_public_t *s = &r->ompi.req_status;
+    s->MPI_SOURCE = MPI_ANY_SOURCE;
+    s->MPI_TAG = MPI_ANY_TAG;
+    s->MPI_ERROR = MPI_SUCCESS;
+    s->_cancelled = 0;
+    s->_ucount = 0;
+    r->ompi.req_state = OMPI_REQUEST_ACTIVE;
+    r->ompi.req_complete = REQUEST_PENDING;
+    if (r->count > (size_t)INT64_MAX) return MPI_ERR_COUNT;
+    const int rc = pml_ucxdt_type(r->dt, type);
+    if (rc != OMPI_SUCCESS) return rc;
+    memset(p, 0, sizeof *p);
+    p->field_mask = UCXDT_REQUEST_PARAM_FIELD_CALLBACK | UCXDT_REQUEST_PARAM_FIELD_USER_DATA;
+    p->user_data = r;
+    if (r->kind == PML_UCXDT_SEND) p->cb.send = send_done;
+    else p->cb.recv = recv_done;
+    /* MPI_PACKED matches any signature (MPI-4.1 §5.2): Open MPI's own layers receive packed
+     * data from typed sends (MPI_Sendrecv_replace) and may send it to typed receives. */
+    if (r->dt == MPI_PACKED) {
+        p->field_mask |= UCXDT_REQUEST_PARAM_FIELD_FLAGS;
+        p->flags = r->kind == PML_UCXDT_SEND ? UCXDT_SEND_FLAG_PACKED : UCXDT_RECV_FLAG_PACKED;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* What ucxdt returned for r's operation: a request it will call back, NULL (a send complete
+ * at once) or an error. */
+static int posted(pml_ucxdt_request_t *r, ucxdt_status_ptr_t op) {
+    if (UCXDT_PTR_IS_ERR(op)) return pml_ucxdt_mpi_error(UCXDT_PTR_STATUS(op));
+    if (op == NULL) {
+        r->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
+        ompi_request_complete(&r->ompi, true);
+        return OMPI_SUCCESS;
+    }
+    r->op = op;
+    return OMPI_SUCCESS;
+}
+
+int pml_ucxdt_request_post(pml_ucxdt_request_t *r) {
+    ucxdt_type_t type;
+    ucxdt_request_param_t p;
+    int rc = begin(r, &type, &p);
+    if (rc != OMPI_SUCCESS) return rc;
+    if (r->kind == PML_UCXDT_RECV) {
+        ucp_tag_t tag, mask;
+        pml_ucxdt_recv_tag(r->peer, r->tag, r->comm, &tag, &mask);
+        return posted(r, ucxdt_tag_recv_nbx(pml_ucxdt.worker, r->buf, (int64_t)r->count, type, tag, mask, &p));
+    }
+    ucxdt_ep_h ep;
+    if ((rc = pml_ucxdt_peer(r->comm, r->peer, &ep)) != OMPI_SUCCESS) return rc;
+    if (r->mode == MCA_PML_BASE_SEND_SYNCHRONOUS) {
+        p.field_mask |= UCXDT_REQUEST_PARAM_FIELD_FLAGS;
+        p.flags |= UCXDT_SEND_FLAG_SYNC;
+    }
+    const ucp_tag_t tag = pml_ucxdt_send_tag(r->tag, ompi_comm_rank(r->comm), r->comm);
+    return posted(r, ucxdt_tag_send_nbx(ep, r->buf, (int64_t)r->count, type, tag, &p));
+}
+
+int pml_ucxdt_request_post_matched(pml_ucxdt_request_t *r, ucxdt_tag_message_h message) {
+    ucxdt_type_t type;
+    ucxdt_request_param_t p;
+    const int rc = begin(r, &type, &p);
+    if (rc != OMPI_SUCCESS) return rc;
+    return posted(r, ucxdt_tag_msg_recv_nbx(pml_ucxdt.worker, r->buf, (int64_t)r->count, type, message, &p));
+}
+
+/* MPI_Start and MPI_Startall (MPI-4.1 §3.9): each inactive persistent request of ours posts
+ * its operation again; other requests of the array belong to other layers. */
+int pml_ucxdt_start(size_t count, ompi_request_t **requests) {
+    for (size_t i = 0; i < count; ++i) {
+        pml_ucxdt_request_t *r = (pml_ucxdt_request_t *)requests[i];
+        if (!r || r->ompi.req_type != OMPI_REQUEST_PML || r->ompi.req_start != pml_ucxdt_start) continue;
+        const int rc = pml_ucxdt_request_post(r);
+        if (rc != OMPI_SUCCESS) return rc;
+    }
+    return OMPI_SUCCESS;
+}
