@@ -1,16 +1,28 @@
-/* Each Open MPI datatype's ucxdt type, imported once (ucxdt_type_from_mpi, which decodes it
- * with MPI_Type_get_envelope/get_contents) and kept in the datatype's pml_data. A user type's
- * copy is freed with it: an attribute whose delete callback runs when Open MPI destroys the
- * type (MPI-4.1 §7.7.4); a predefined type's, at finalize. */
+/* Each Open MPI datatype's ucxdt type, imported once and kept behind the datatype's pml_data:
+ * by ucxdt_type_from_mpi (MPI_Type_get_envelope/get_contents) for predefined types and those
+ * the application built, and from Open MPI's own description for the types it builds inside
+ * itself, which have no constructor arguments (datatype_desc.c). A user type's copy is freed
+ * with it: an attribute whose delete callback runs when Open MPI destroys the type (MPI-4.1
+ * §7.7.4); a predefined type's, at finalize. */
 #include "pml_ucxdt.h"
 
 #include "ompi/attribute/attribute.h"
 #include <ucxdt/mpi.h>
 
+/* What pml_data points to. */
+struct pml_ucxdt_dtype {
+    ucxdt_type_t type;
+    bool packed;  /* from the description: its messages go as packed data */
+};
+
+static void entry_free(struct pml_ucxdt_dtype *e) {
+    ucxdt_type_free(&e->type);
+    free(e);
+}
+
 static int type_deleted(MPI_Datatype dt, int keyval, void *attr, void *extra) {
     (void)keyval, (void)extra;
-    ucxdt_type_t t = attr;
-    ucxdt_type_free(&t);
+    entry_free(attr);
     dt->pml_data = 0;
     return MPI_SUCCESS;
 }
@@ -22,10 +34,11 @@ int pml_ucxdt_types_init(void) {
     return ompi_attr_create_keyval(TYPE_ATTR, copy, del, &pml_ucxdt.type_keyval, NULL, 0, NULL);
 }
 
-/* At finalize. This component is a DSO that Open MPI unloads afterwards, so no user type may
- * keep the attribute whose delete callback lives here: each type still alive (every datatype
- * has a Fortran index) drops its copy now, and predefined types, which outlive the PML, forget
- * theirs. */
+/* At finalize. This component is a DSO that Open MPI unloads afterwards, so no type should
+ * keep the attribute whose delete callback lives here: each type still alive that Open MPI can
+ * list (those with a Fortran index: every type the application built) drops its copy now, and
+ * predefined types, which outlive the PML, forget theirs. Open MPI's internal types are freed
+ * by the collectives that made them, before this. */
 void pml_ucxdt_types_fini(void) {
     const int n = opal_pointer_array_get_size(&ompi_datatype_f_to_c_table);
     for (int i = 0; i < n; ++i) {
@@ -37,32 +50,47 @@ void pml_ucxdt_types_fini(void) {
     }
     if (pml_ucxdt.type_keyval != MPI_KEYVAL_INVALID) ompi_attr_free_keyval(TYPE_ATTR, &pml_ucxdt.type_keyval, false);
     for (int i = 0; i < OMPI_DATATYPE_MAX_PREDEFINED; ++i)
-        if (pml_ucxdt.predefined[i]) ucxdt_type_free(&pml_ucxdt.predefined[i]);
+        if (pml_ucxdt.predefined[i]) entry_free(pml_ucxdt.predefined[i]), pml_ucxdt.predefined[i] = NULL;
 }
 
-int pml_ucxdt_type(ompi_datatype_t *dt, ucxdt_type_t *type) {
-    if (dt->pml_data) {
-        *type = (ucxdt_type_t)(uintptr_t)dt->pml_data;
-        return OMPI_SUCCESS;
+/* Imports dt and caches it, under the lock. */
+static int import(ompi_datatype_t *dt) {
+    const bool predefined = ompi_datatype_is_predefined(dt);
+    struct pml_ucxdt_dtype *e = calloc(1, sizeof *e);
+    if (!e) return OMPI_ERR_OUT_OF_RESOURCE;
+    e->packed = !predefined && dt->args == NULL;
+    const ucxdt_status_t st = e->packed ? pml_ucxdt_type_from_desc(dt, &e->type) : ucxdt_type_from_mpi(dt, &e->type);
+    if (st != UCXDT_OK) {
+        opal_output(0, "pml ucxdt: cannot import datatype '%s': %s", dt->name, ucxdt_last_error());
+        free(e);
+        return st == UCXDT_ERR_UNSUPPORTED ? MPI_ERR_UNSUPPORTED_DATAREP : MPI_ERR_TYPE;
     }
-    int rc = OMPI_SUCCESS;
-    OPAL_THREAD_LOCK(&pml_ucxdt.lock);
-    if (!dt->pml_data) {
-        ucxdt_type_t t = UCXDT_TYPE_NULL;
-        const ucxdt_status_t st = ucxdt_type_from_mpi(dt, &t);
-        if (st != UCXDT_OK) {
-            opal_output(0, "pml ucxdt: cannot import datatype '%s': %s", dt->name, ucxdt_last_error());
-            rc = st == UCXDT_ERR_UNSUPPORTED ? MPI_ERR_UNSUPPORTED_DATAREP : MPI_ERR_TYPE;
-        } else if (ompi_datatype_is_predefined(dt) && dt->id >= 0 && dt->id < OMPI_DATATYPE_MAX_PREDEFINED) {
-            pml_ucxdt.predefined[dt->id] = t;
-            dt->pml_data = (uint64_t)(uintptr_t)t;
-        } else if ((rc = ompi_attr_set_c(TYPE_ATTR, dt, &dt->d_keyhash, pml_ucxdt.type_keyval, t, false)) != OMPI_SUCCESS) {
-            ucxdt_type_free(&t);
-        } else {
-            dt->pml_data = (uint64_t)(uintptr_t)t;
+    if (pml_ucxdt.verbose > 1)
+        opal_output(0, "pml ucxdt: datatype '%s' imported from its %s", dt->name,
+                    e->packed ? "description" : "constructor");
+    if (predefined && dt->id >= 0 && dt->id < OMPI_DATATYPE_MAX_PREDEFINED) {
+        pml_ucxdt.predefined[dt->id] = e;
+    } else {
+        const int rc = ompi_attr_set_c(TYPE_ATTR, dt, &dt->d_keyhash, pml_ucxdt.type_keyval, e, false);
+        if (rc != OMPI_SUCCESS) {
+            entry_free(e);
+            return rc;
         }
     }
-    OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
-    if (rc == OMPI_SUCCESS) *type = (ucxdt_type_t)(uintptr_t)dt->pml_data;
-    return rc;
+    dt->pml_data = (uint64_t)(uintptr_t)e;
+    return OMPI_SUCCESS;
+}
+
+int pml_ucxdt_type(ompi_datatype_t *dt, ucxdt_type_t *type, bool *packed) {
+    int rc = OMPI_SUCCESS;
+    if (!dt->pml_data) {
+        OPAL_THREAD_LOCK(&pml_ucxdt.lock);
+        if (!dt->pml_data) rc = import(dt);
+        OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
+    }
+    if (rc != OMPI_SUCCESS) return rc;
+    const struct pml_ucxdt_dtype *e = (const struct pml_ucxdt_dtype *)(uintptr_t)dt->pml_data;
+    *type = e->type;
+    *packed = e->packed;
+    return OMPI_SUCCESS;
 }

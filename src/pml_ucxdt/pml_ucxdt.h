@@ -78,7 +78,7 @@ typedef struct {
     size_t npeers;
     opal_recursive_mutex_t lock;   /* the peer table, under MPI_THREAD_MULTIPLE */
     int type_keyval;               /* the attribute that frees a user type's cached ucxdt type */
-    ucxdt_type_t predefined[OMPI_DATATYPE_MAX_PREDEFINED];
+    struct pml_ucxdt_dtype *predefined[OMPI_DATATYPE_MAX_PREDEFINED];  /* their cache entries (datatype.c) */
     int priority;
     int verbose;
 } pml_ucxdt_state_t;
@@ -100,8 +100,11 @@ int pml_ucxdt_mpi_error(ucxdt_status_t st);
 int pml_ucxdt_peer(ompi_communicator_t *comm, int rank, ucxdt_ep_h *ep);
 void pml_ucxdt_peers_close(void);
 
-/* datatype.c: the committed ucxdt type of an Open MPI datatype, imported once and cached. */
-int pml_ucxdt_type(ompi_datatype_t *dt, ucxdt_type_t *type);
+/* datatype.c: the committed ucxdt type of an Open MPI datatype, imported once and cached;
+ * *packed: its messages go as packed data (a type built inside Open MPI, datatype_desc.c). */
+int pml_ucxdt_type(ompi_datatype_t *dt, ucxdt_type_t *type, bool *packed);
+/* datatype_desc.c */
+ucxdt_status_t pml_ucxdt_type_from_desc(const ompi_datatype_t *dt, ucxdt_type_t *type);
 int pml_ucxdt_types_init(void);
 void pml_ucxdt_types_fini(void);
 

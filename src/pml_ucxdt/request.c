@@ -113,7 +113,8 @@ static int begin(pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_param
     r->ompi.req_state = OMPI_REQUEST_ACTIVE;
     r->ompi.req_complete = REQUEST_PENDING;
     if (r->count > (size_t)INT64_MAX) return MPI_ERR_COUNT;
-    const int rc = pml_ucxdt_type(r->dt, type);
+    bool packed = false;
+    const int rc = pml_ucxdt_type(r->dt, type, &packed);
     if (rc != OMPI_SUCCESS) return rc;
     memset(p, 0, sizeof *p);
     p->field_mask = UCXDT_REQUEST_PARAM_FIELD_CALLBACK | UCXDT_REQUEST_PARAM_FIELD_USER_DATA;
@@ -121,8 +122,9 @@ static int begin(pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_param
     if (r->kind == PML_UCXDT_SEND) p->cb.send = send_done;
     else p->cb.recv = recv_done;
     /* MPI_PACKED matches any signature (MPI-4.1 §5.2): Open MPI's own layers receive packed
-     * data from typed sends (MPI_Sendrecv_replace) and may send it to typed receives. */
-    if (r->dt == MPI_PACKED) {
+     * data from typed sends (MPI_Sendrecv_replace) and may send it to typed receives. Types
+     * Open MPI built inside itself have no MPI signature here (datatype_desc.c). */
+    if (packed || r->dt == MPI_PACKED) {
         p->field_mask |= UCXDT_REQUEST_PARAM_FIELD_FLAGS;
         p->flags = r->kind == PML_UCXDT_SEND ? UCXDT_SEND_FLAG_PACKED : UCXDT_RECV_FLAG_PACKED;
     }
