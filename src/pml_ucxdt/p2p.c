@@ -3,6 +3,9 @@
  * MPI_PROC_NULL. Blocking calls post a request and wait on it through opal_progress. */
 #include "pml_ucxdt.h"
 
+#include "ompi/mca/pml/base/pml_base_bsend.h"
+#include "opal/datatype/opal_convertor.h"
+
 
 static pml_ucxdt_request_t *make(pml_ucxdt_kind_t kind, const void *buf, size_t count, ompi_datatype_t *dt,
                                  int peer, int tag, mca_pml_base_send_mode_t mode, ompi_communicator_t *comm,
@@ -49,14 +52,40 @@ static int wait_and_free(ompi_request_t *r, ompi_status_public_t *status) {
     return rc;
 }
 
-/* A buffered send (MPI_Bsend, §3.6) must copy its data into the attached buffer, in the packed
- * size MPI_Pack_size reserves, and send it with the layout's type signature: ucxdt has no type
- * yet that reads a packed stream with another type's signature. Until it has, buffered sends
- * are refused with a clear error rather than sent unbuffered. */
+/* A buffered send (MPI_Bsend, MPI-4.1 §3.6) completes locally: its data is packed into space
+ * of the attached buffer (the packed size, which MPI_Pack_size reserves) by Open MPI's
+ * convertor, which reads host and device memory alike, and sent from there as packed data
+ * (MPI_PACKED: any receive of the type takes it); the space returns when the send ends. */
 static int m_bsend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag, ompi_communicator_t *comm) {
-    (void)buf, (void)count, (void)dt, (void)dst, (void)tag, (void)comm;
-    opal_output(0, "pml ucxdt: buffered sends (MPI_Bsend, MPI_Ibsend) are not supported yet");
-    return MPI_ERR_UNSUPPORTED_OPERATION;
+    size_t size = 0;
+    ompi_datatype_type_size(dt, &size);
+    const size_t bytes = size * count;
+    void *space = mca_pml_base_bsend_request_alloc_buf(bytes ? bytes : 1);
+    if (!space) return MPI_ERR_BUFFER;
+    opal_convertor_t conv;
+    OBJ_CONSTRUCT(&conv, opal_convertor_t);
+    int rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &conv);
+    struct iovec iov = {.iov_base = space, .iov_len = bytes};
+    uint32_t n = 1;
+    size_t packed = bytes;
+    if (rc == OPAL_SUCCESS && bytes > 0 && opal_convertor_pack(&conv, &iov, &n, &packed) < 0) rc = OMPI_ERROR;
+    OBJ_DESTRUCT(&conv);
+    pml_ucxdt_request_t *r = rc == OPAL_SUCCESS
+        ? make(PML_UCXDT_SEND, space, bytes, MPI_PACKED, dst, tag, MCA_PML_BASE_SEND_STANDARD, comm, false)
+        : NULL;
+    if (!r) {
+        mca_pml_base_bsend_request_free(space);
+        return rc == OPAL_SUCCESS ? OMPI_ERR_OUT_OF_RESOURCE : MPI_ERR_INTERN;
+    }
+    /* Nobody waits for it: it is released, and its space returned, when it ends (request_done). */
+    r->bsend_space = space;
+    r->free_called = true;
+    if ((rc = pml_ucxdt_request_post(r)) != OMPI_SUCCESS) {
+        mca_pml_base_bsend_request_free(space);
+        OMPI_REQUEST_FINI(&r->ompi);
+        OBJ_RELEASE(r);
+    }
+    return rc;
 }
 
 static int m_isend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,

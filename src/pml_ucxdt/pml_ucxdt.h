@@ -115,6 +115,7 @@ typedef struct {
     pml_ucxdt_kind_t kind;
     void *op;           /* the running ucxdt request, NULL when none */
     bool free_called;   /* MPI_Request_free before completion: released when it completes */
+    void *bsend_space;  /* a buffered send's packed copy in the attached buffer, returned at the end */
     /* What a persistent request posts at each start. */
     void *buf;
     size_t count;

@@ -4,6 +4,8 @@
  * their arguments and post a new ucxdt request at each start. */
 #include "pml_ucxdt.h"
 
+#include "ompi/mca/pml/base/pml_base_bsend.h"
+
 
 int pml_ucxdt_mpi_error(ucxdt_status_t st) {
     switch (st) {
@@ -21,6 +23,7 @@ int pml_ucxdt_mpi_error(ucxdt_status_t st) {
 static void request_construct(pml_ucxdt_request_t *r) {
     r->op = NULL;
     r->free_called = false;
+    r->bsend_space = NULL;
     r->dt = NULL;
     r->comm = NULL;
 }
@@ -40,6 +43,7 @@ static void request_release(pml_ucxdt_request_t *r) {
 static void request_done(pml_ucxdt_request_t *r, int err) {
     r->op = NULL;
     r->ompi.req_status.MPI_ERROR = err;
+    if (r->bsend_space) mca_pml_base_bsend_request_free(r->bsend_space), r->bsend_space = NULL;
     if (r->free_called && !r->ompi.req_persistent) {
         request_release(r);
         return;
@@ -135,9 +139,8 @@ static int begin(pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_param
  * at once) or an error. */
 static int posted(pml_ucxdt_request_t *r, ucxdt_status_ptr_t op) {
     if (UCXDT_PTR_IS_ERR(op)) return pml_ucxdt_mpi_error(UCXDT_PTR_STATUS(op));
-    if (op == NULL) {
-        r->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
-        ompi_request_complete(&r->ompi, true);
+    if (op == NULL) {  /* r may be released here (a buffered send) */
+        request_done(r, MPI_SUCCESS);
         return OMPI_SUCCESS;
     }
     r->op = op;
