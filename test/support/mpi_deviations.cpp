@@ -233,6 +233,14 @@ const Deviation kOpenMpi[] = {
      "MPI_Type_create_subarray rejects subsizes of 0", Effect::REJECTS, subarray_of_nothing},
 };
 
+// Open MPI 5 on top of 4.1's (the 4.1 entries still show there).
+const Deviation kOpenMpi5[] = {
+    {"openmpi5-long-double-by-value", "Open MPI 5.0.7",
+     "MPI_LONG_DOUBLE moves by value in its own copies (ob1, and the local blocks of "
+     "collectives): its padding bytes (6 of 16 on x86-64, bytes 10-15) are not written",
+     Effect::PADDING_BYTES, has_long_double},
+};
+
 const Deviation kMpich[] = {
     {"mpich-unpack-divides-by-zero", "MPICH 4.0.2",
      "MPI_Unpack into a type without data of extent 0 with input left: SIGFPE",
@@ -292,7 +300,12 @@ MpiIdentity mpi_identity() {
 
 std::vector<const Deviation *> known_deviations(const MpiIdentity &who) {
     switch (who.flavor) {
-    case MpiIdentity::Flavor::open_mpi: return all(kOpenMpi);
+    case MpiIdentity::Flavor::open_mpi: {
+        std::vector<const Deviation *> out = all(kOpenMpi);
+        if (who.major >= 5)
+            for (const Deviation *d : all(kOpenMpi5)) out.push_back(d);
+        return out;
+    }
     case MpiIdentity::Flavor::mpich: return all(kMpich);
     default: return {};
     }

@@ -28,6 +28,7 @@
 // symbol must be absent: the baseline ran on the MPI alone.
 #include "pmpi_case.hpp"
 
+#include "support/layout_buffer.hpp"
 #include "support/mpi_deviations.hpp"
 
 #if __has_include(<ucxdt/pmpi.h>)
@@ -192,6 +193,15 @@ int run(const Options &o, int rank, int size) {
             }
             for (const std::string &f : c.failures)
                 std::printf("FAIL rank %d %s: %s\n", rank, name.c_str(), f.c_str());
+            if (!c.failures.empty()) {  // what to rebuild the case from
+                auto show = [&](const Pair &q, const std::string &which) {
+                    std::printf("  types of %s%s: send %s, receive %s\n", name.c_str(), which.c_str(),
+                                T::short_desc(*q.send).c_str(), T::short_desc(*q.recv).c_str());
+                };
+                if (!mode.per_peer) show(pair, "");
+                for (int s = 0; mode.per_peer && s < size; ++s)
+                    show(peers[s][rank], " from rank " + std::to_string(s));
+            }
             failures += static_cast<int64_t>(c.failures.size());
             ++cases, ++checked[mode.name];
             std::vector<uint64_t> digests(static_cast<size_t>(size));
