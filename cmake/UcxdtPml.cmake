@@ -29,6 +29,9 @@ set_target_properties(pml_ucxdt PROPERTIES
   C_STANDARD 11
   C_VISIBILITY_PRESET hidden
   BUILD_RPATH "${PROJECT_BINARY_DIR};${_p}/lib"
-  INSTALL_RPATH "$ORIGIN")
+  INSTALL_RPATH "$ORIGIN/..")
 target_link_libraries(pml_ucxdt PRIVATE ucxdt ucxdt_mpi_ompi5 ucxdt_ompi5 PkgConfig::UCX)
 message(STATUS "ucxdt: pml ucxdt against Open MPI 5 at ${_p}")
+# Installed into <prefix>/lib/openmpi: Open MPI's component directory when ucxdt shares its prefix.
+install(TARGETS pml_ucxdt LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/openmpi")
+install(TARGETS ucxdt_mpi_ompi5 LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
