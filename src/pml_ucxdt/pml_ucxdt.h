@@ -114,6 +114,7 @@ typedef struct {
     ompi_request_t ompi;
     pml_ucxdt_kind_t kind;
     void *op;           /* the running ucxdt request, NULL when none */
+    bool done;          /* its operation ended (request_done), maybe before the post returned */
     bool free_called;   /* MPI_Request_free before completion: released when it completes */
     void *bsend_space;  /* a buffered send's packed copy in the attached buffer, returned at the end */
     /* What a persistent request posts at each start. */

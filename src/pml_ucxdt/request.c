@@ -22,6 +22,7 @@ int pml_ucxdt_mpi_error(ucxdt_status_t st) {
 
 static void request_construct(pml_ucxdt_request_t *r) {
     r->op = NULL;
+    r->done = false;
     r->free_called = false;
     r->bsend_space = NULL;
     r->dt = NULL;
@@ -40,16 +41,17 @@ static void request_release(pml_ucxdt_request_t *r) {
 }
 
 /* The operation ended with `err` (an MPI error class; the status's other fields are filled). */
+/* Under MPI_THREAD_MULTIPLE a thread may free r (request_free) while another's progress ends
+ * its operation here: the lock makes one of them see the other's mark. */
 static void request_done(pml_ucxdt_request_t *r, int err) {
-    r->op = NULL;
     r->ompi.req_status.MPI_ERROR = err;
     if (r->bsend_space) mca_pml_base_bsend_request_free(r->bsend_space), r->bsend_space = NULL;
-    if (r->free_called && !r->ompi.req_persistent) {
-        request_release(r);
-        return;
-    }
-    const bool release = r->free_called;  /* a freed persistent request: nobody waits for it */
-    ompi_request_complete(&r->ompi, true);
+    OPAL_THREAD_LOCK(&pml_ucxdt.lock);
+    r->op = NULL;
+    r->done = true;
+    const bool release = r->free_called;  /* nobody waits for it */
+    OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
+    if (!release || r->ompi.req_persistent) ompi_request_complete(&r->ompi, true);
     if (release) request_release(r);
 }
 
@@ -77,8 +79,11 @@ static void recv_done(void *op, ucxdt_status_t st, int64_t length, ucp_tag_t sen
 static int request_free(ompi_request_t **rp) {
     pml_ucxdt_request_t *r = (pml_ucxdt_request_t *)*rp;
     *rp = MPI_REQUEST_NULL;
-    if (r->op) r->free_called = true;  /* released once its operation ends (request_done) */
-    else request_release(r);
+    OPAL_THREAD_LOCK(&pml_ucxdt.lock);
+    const bool running = r->op != NULL;
+    r->free_called = running;  /* then released once its operation ends (request_done) */
+    OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
+    if (!running) request_release(r);
     return OMPI_SUCCESS;
 }
 
@@ -87,7 +92,9 @@ static int request_free(ompi_request_t **rp) {
 static int request_cancel(ompi_request_t *req, int flag) {
     (void)flag;
     pml_ucxdt_request_t *r = (pml_ucxdt_request_t *)req;
+    OPAL_THREAD_LOCK(&pml_ucxdt.lock);
     if (r->kind == PML_UCXDT_RECV && r->op) ucxdt_request_cancel(pml_ucxdt.worker, r->op);
+    OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
     return OMPI_SUCCESS;
 }
 
@@ -116,6 +123,7 @@ static int begin(pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_param
     s->_ucount = 0;
     r->ompi.req_state = OMPI_REQUEST_ACTIVE;
     r->ompi.req_complete = REQUEST_PENDING;
+    r->done = false;
     if (r->count > (size_t)INT64_MAX) return MPI_ERR_COUNT;
     bool packed = false;
     const int rc = pml_ucxdt_type(r->dt, type, &packed);
@@ -143,7 +151,10 @@ static int posted(pml_ucxdt_request_t *r, ucxdt_status_ptr_t op) {
         request_done(r, MPI_SUCCESS);
         return OMPI_SUCCESS;
     }
-    r->op = op;
+    /* Another thread's progress may have ended it already (request_done). */
+    OPAL_THREAD_LOCK(&pml_ucxdt.lock);
+    if (!r->done) r->op = op;
+    OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
     return OMPI_SUCCESS;
 }
 
