@@ -1,8 +1,10 @@
-// Collective cases of the PMPI check: the interposed all-to-all and all-gather calls with
-// derived types, per-peer types (MPI_Alltoallw, MPI_Neighbor_alltoallw on a ring) and blocks
-// placed out of order with gaps (the v variants).
+// Collective cases of the PMPI check: the all-to-all and all-gather calls with derived types,
+// per-peer types (MPI_Alltoallw, MPI_Neighbor_alltoallw on a ring) and blocks placed out of
+// order with gaps (the v variants), which the interposer routes; then rooted and nonblocking
+// collectives, which it leaves to the MPI and a PML (pml ucxdt) carries.
 #include "pmpi_case.hpp"
 
+#include "support/mpi_deviations.hpp"
 #include "support/typemap_walk.hpp"
 
 #include <algorithm>
@@ -69,8 +71,12 @@ struct PerPeer {
     }
 };
 
-// Slot p sends to and receives from rank p, each pair of ranks with its own types.
-void alltoallw(Case &c) {
+// Waits for a nonblocking collective's request, or throws naming the call.
+void wait(MPI_Request *req, const char *call) { ok(MPI_Wait(req, MPI_STATUS_IGNORE), call); }
+
+// Slot p sends to and receives from rank p, each pair of ranks with its own types; as
+// MPI_Ialltoallw and a wait when `nonblocking`.
+void alltoallw_any(Case &c, bool nonblocking) {
     std::vector<const Pair *> out, in;
     std::vector<int> from, from_slot;
     for (int p = 0; p < c.size; ++p) {
@@ -81,17 +87,28 @@ void alltoallw(Case &c) {
     Inbox box = io.inbox(c, in, from, from_slot);
     const std::vector<int> sd(io.so.at.begin(), io.so.at.end()),
         rd(io.ri.at.begin(), io.ri.at.end());
-    ok(MPI_Alltoallw(io.sptr, io.scounts.data(), sd.data(), io.stypes.data(), box.at(0),
-                     io.rcounts.data(), rd.data(), io.rtypes.data(), c.comm),
-       "MPI_Alltoallw");
-    c.check(box, "MPI_Alltoallw");
+    const char *call = nonblocking ? "MPI_Ialltoallw" : "MPI_Alltoallw";
+    if (nonblocking) {
+        MPI_Request req;
+        ok(MPI_Ialltoallw(io.sptr, io.scounts.data(), sd.data(), io.stypes.data(), box.at(0),
+                          io.rcounts.data(), rd.data(), io.rtypes.data(), c.comm, &req),
+           call);
+        wait(&req, call);
+    } else {
+        ok(MPI_Alltoallw(io.sptr, io.scounts.data(), sd.data(), io.stypes.data(), box.at(0),
+                         io.rcounts.data(), rd.data(), io.rtypes.data(), c.comm),
+           call);
+    }
+    c.check(box, call);
 }
+void alltoallw(Case &c) { alltoallw_any(c, false); }
+void ialltoallw(Case &c) { alltoallw_any(c, true); }
 
 // A ring as a 1-D Cartesian topology, periodic from 3 ranks on (with 2, both neighbours
 // would be the same rank, which the standard leaves ambiguous): slot 0 is the neighbour
 // below, slot 1 the one above; what a rank sends up arrives as its upper neighbour's slot 0.
-// Rank s's types towards slot j are peers[s][j].
-void neighbor_alltoallw(Case &c) {
+// Rank s's types towards slot j are peers[s][j]. MPI_Ineighbor_alltoallw when `nonblocking`.
+void neighbor_alltoallw_any(Case &c, bool nonblocking) {
     MPI_Comm cart;
     const int dims[1] = {c.size}, periods[1] = {c.size > 2};
     ok(MPI_Cart_create(c.comm, 1, dims, periods, 0, &cart), "MPI_Cart_create");
@@ -107,12 +124,24 @@ void neighbor_alltoallw(Case &c) {
     Inbox box = io.inbox(c, in, from, from_slot);
     const std::vector<MPI_Aint> sd(io.so.at.begin(), io.so.at.end()),
         rd(io.ri.at.begin(), io.ri.at.end());
-    ok(MPI_Neighbor_alltoallw(io.sptr, io.scounts.data(), sd.data(), io.stypes.data(),
-                              box.at(0), io.rcounts.data(), rd.data(), io.rtypes.data(), cart),
-       "MPI_Neighbor_alltoallw");
+    const char *call = nonblocking ? "MPI_Ineighbor_alltoallw" : "MPI_Neighbor_alltoallw";
+    if (nonblocking) {
+        MPI_Request req;
+        ok(MPI_Ineighbor_alltoallw(io.sptr, io.scounts.data(), sd.data(), io.stypes.data(),
+                                   box.at(0), io.rcounts.data(), rd.data(), io.rtypes.data(),
+                                   cart, &req),
+           call);
+        wait(&req, call);
+    } else {
+        ok(MPI_Neighbor_alltoallw(io.sptr, io.scounts.data(), sd.data(), io.stypes.data(),
+                                  box.at(0), io.rcounts.data(), rd.data(), io.rtypes.data(), cart),
+           call);
+    }
     ok(MPI_Comm_free(&cart), "MPI_Comm_free");
-    c.check(box, "MPI_Neighbor_alltoallw");
+    c.check(box, call);
 }
+void neighbor_alltoallw(Case &c) { neighbor_alltoallw_any(c, false); }
+void ineighbor_alltoallw(Case &c) { neighbor_alltoallw_any(c, true); }
 
 // Block p of count elements to and from rank p, one type pair for all.
 void alltoall(Case &c) {
@@ -159,7 +188,8 @@ void alltoallv(Case &c) {
 }
 
 // Every rank's count elements, in rank order; received through a duplicate of the type.
-void allgather(Case &c) {
+// MPI_Iallgather and a wait when `nonblocking`.
+void allgather_any(Case &c, bool nonblocking) {
     const Pair &p = *c.pair;
     const int n = c.size, k = static_cast<int>(p.count);
     MpiType st(*p.send), rt(*p.recv), dup(rt.t);
@@ -168,9 +198,18 @@ void allgather(Case &c) {
     for (int s = 0; s < n; ++s)
         in.expect(*p.recv, k, in.origin + s * k * extent(*p.recv),
                   sent_stream(*p.send, k, c.data_seed(s)));
-    ok(MPI_Allgather(out.ptr(), k, st.t, in.ptr(), k, dup.t, c.comm), "MPI_Allgather");
-    c.check(in, "MPI_Allgather");
+    const char *call = nonblocking ? "MPI_Iallgather" : "MPI_Allgather";
+    if (nonblocking) {
+        MPI_Request req;
+        ok(MPI_Iallgather(out.ptr(), k, st.t, in.ptr(), k, dup.t, c.comm, &req), call);
+        wait(&req, call);
+    } else {
+        ok(MPI_Allgather(out.ptr(), k, st.t, in.ptr(), k, dup.t, c.comm), call);
+    }
+    c.check(in, call);
 }
+void allgather(Case &c) { allgather_any(c, false); }
+void iallgather(Case &c) { allgather_any(c, true); }
 
 // Rank s contributes 0 to 3 elements, placed by place().
 void allgatherv(Case &c) {
@@ -192,6 +231,92 @@ void allgatherv(Case &c) {
     c.check(in, "MPI_Allgatherv");
 }
 
+// The root of a rooted case: any rank, drawn from the case's seed.
+int root_of(const Case &c) { return static_cast<int>(mix(c.seed, 7) % static_cast<uint64_t>(c.size)); }
+
+// count elements from the root to every rank, received as the receive type (whose signature
+// is the send type's); MPI_Ibcast and a wait when `nonblocking`. The root's buffer is its
+// send type; it receives nothing.
+void bcast_any(Case &c, bool nonblocking) {
+    const Pair &p = *c.pair;
+    const int root = root_of(c), k = static_cast<int>(p.count);
+    const char *call = nonblocking ? "MPI_Ibcast" : "MPI_Bcast";
+    if (c.rank == root) {
+        MpiType st(*p.send);
+        Outbox out(*p.send, st.t, k, c.data_seed(root));
+        if (nonblocking) {
+            MPI_Request req;
+            ok(MPI_Ibcast(out.ptr(), k, st.t, root, c.comm, &req), call);
+            wait(&req, call);
+        } else {
+            ok(MPI_Bcast(out.ptr(), k, st.t, root, c.comm), call);
+        }
+        return;
+    }
+    MpiType rt(*p.recv);
+    Inbox in(*p.recv, rt.t, k, c.data_seed(c.rank, 1000));
+    in.expect(*p.recv, k, in.origin, sent_stream(*p.send, k, c.data_seed(root)));
+    if (nonblocking) {
+        MPI_Request req;
+        ok(MPI_Ibcast(in.ptr(), k, rt.t, root, c.comm, &req), call);
+        wait(&req, call);
+    } else {
+        ok(MPI_Bcast(in.ptr(), k, rt.t, root, c.comm), call);
+    }
+    c.check(in, call);
+}
+void bcast(Case &c) { bcast_any(c, false); }
+void ibcast(Case &c) { bcast_any(c, true); }
+
+// Every rank's count elements to the root, in rank order (the root's own block through
+// MPI's local copy of send type to receive type).
+void gather(Case &c) {
+    const Pair &p = *c.pair;
+    const int root = root_of(c), n = c.size, k = static_cast<int>(p.count);
+    MpiType st(*p.send), rt(*p.recv);
+    Outbox out(*p.send, st.t, k, c.data_seed(c.rank));
+    if (c.rank != root) {
+        ok(MPI_Gather(out.ptr(), k, st.t, nullptr, 0, MPI_DATATYPE_NULL, root, c.comm), "MPI_Gather");
+        return;
+    }
+    Inbox in(*p.recv, rt.t, n * k, c.data_seed(c.rank, 1000));
+    for (int s = 0; s < n; ++s)
+        in.expect(*p.recv, k, in.origin + s * k * extent(*p.recv), sent_stream(*p.send, k, c.data_seed(s)));
+    ok(MPI_Gather(out.ptr(), k, st.t, in.ptr(), k, rt.t, root, c.comm), "MPI_Gather");
+    c.check(in, "MPI_Gather");
+}
+
+// Block s of the root's n * count elements to rank s.
+void scatter(Case &c) {
+    const Pair &p = *c.pair;
+    const int root = root_of(c), n = c.size, k = static_cast<int>(p.count);
+    MpiType st(*p.send), rt(*p.recv);
+    Inbox in(*p.recv, rt.t, k, c.data_seed(c.rank, 1000));
+    in.expect(*p.recv, k, in.origin, sent_stream(*p.send, n * k, c.data_seed(root), c.rank * k, k));
+    if (c.rank == root) {
+        Outbox out(*p.send, st.t, n * k, c.data_seed(root));
+        ok(MPI_Scatter(out.ptr(), k, st.t, in.ptr(), k, rt.t, root, c.comm), "MPI_Scatter");
+    } else {
+        ok(MPI_Scatter(nullptr, 0, MPI_DATATYPE_NULL, in.ptr(), k, rt.t, root, c.comm), "MPI_Scatter");
+    }
+    c.check(in, "MPI_Scatter");
+}
+
+// Open MPI 5.0.7 sizes a block by its type's span, true extent + (count - 1) x extent, in
+// places: libnbc's Ialltoallw and Ineighbor_alltoallw leave out a block whose span is not
+// positive, however many bytes it holds (the sender skips a message its peer waits for), and
+// the binomial MPI_Gather of a root other than 0 fails (MPI_ERR_INTERN) to allocate its
+// temporary buffer. A negative extent makes the span of enough elements negative.
+const char *nonpositive_span(const Pair &p) {
+    if (T::mpi_identity().flavor != T::MpiIdentity::Flavor::open_mpi) return nullptr;
+    for (const L::TypeDescPtr &d : {p.send, p.recv}) {
+        const auto b = ucxdt::ref::type_bounds(*d);
+        if (p.count > 0 && (b.extent < 0 || b.true_extent + (p.count - 1) * b.extent <= 0))
+            return "openmpi-nonpositive-span";
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 std::vector<Mode> collective_modes() {
@@ -202,6 +327,14 @@ std::vector<Mode> collective_modes() {
         {"allgather", allgather},
         {"allgatherv", allgatherv},
         {"neighbor_alltoallw", neighbor_alltoallw, true},
+        // Left to the MPI by the interposer:
+        {"bcast", bcast, false, false},
+        {"ibcast", ibcast, false, false},
+        {"gather", gather, false, false, nonpositive_span},
+        {"scatter", scatter, false, false, nonpositive_span},
+        {"iallgather", iallgather, false, false},
+        {"ialltoallw", ialltoallw, true, false, nonpositive_span},
+        {"ineighbor_alltoallw", ineighbor_alltoallw, true, false, nonpositive_span},
     };
 }
 

@@ -145,12 +145,17 @@ struct Case {
                       int64_t count, const std::string &what);
 };
 
-/// A kind of case: its name, and whether it gives each pair of ranks its own types
-/// (Case::peers) rather than one pair to all (Case::pair).
+/// A kind of case: its name, whether it gives each pair of ranks its own types (Case::peers)
+/// rather than one pair to all (Case::pair), and whether the interposer routes its call (on
+/// device memory an --expect-interposer run skips the others, which the MPI alone faults on).
 struct Mode {
     const char *name;
     void (*run)(Case &);
     bool per_peer = false;
+    bool interposed = true;
+    /// A known fault of this MPI in this call for these types: its id, or nullptr (both runs
+    /// skip such a case, as for support/mpi_deviations.hpp's deviations of the types alone).
+    const char *(*mpi_fault)(const Pair &) = nullptr;
 };
 std::vector<Mode> p2p_modes();         // p2p_cases.cpp
 std::vector<Mode> collective_modes();  // collective_cases.cpp

@@ -3,7 +3,8 @@
 # by default), each under timeout, and fails unless pml ucxdt fails no case that the reference
 # passes and every case both pass left the same digest: the same bytes in every receive buffer.
 # Cases that fail under the reference too are Open MPI's own (its copies of a rank's local
-# blocks in collectives) and are listed, not counted.
+# blocks in collectives) and are listed, not counted. A run that times out fails the pair,
+# the reference's too: a hang is never expected, and the cases after it went unchecked.
 #
 #   run_pml_pair.sh MPIRUN [ARGS...] -- PROGRAM [ARGS...]
 #   run_pml_pair.sh mpirun --oversubscribe -np 2 --mca mca_base_component_path build/ompi5:... -- \
@@ -34,13 +35,19 @@ run() {
   rc=$?
   grep -a '^pmpi_check' "$out/$name.log"
   echo "== $name exited $rc$([ $rc -eq 124 ] && echo ' (timed out)')"
+  [ $rc -ne 124 ] && [ $rc -ne 137 ] || timed_out+=("$name")
   grep -a '^FAIL rank [0-9]* [0-9]' "$out/$name.log" | sed 's/^FAIL rank [0-9]* \([^:]*\):.*/\1/' | sort -u >"$out/$name.failed"
   grep -a '^digest ' "$out/$name.log" | sort >"$out/$name.digests"
 }
 
+timed_out=()
 run reference "${reference[@]}"
 run ucxdt --mca pml ucxdt
 failed=0
+if [ ${#timed_out[@]} -gt 0 ]; then
+  echo "FAIL: timed out: ${timed_out[*]}"; failed=1
+  for n in "${timed_out[@]}"; do grep -a '^case ' "$out/$n.log" | tail -n 1; done
+fi
 if [ ! -s "$out/reference.digests" ]; then
   echo "FAIL: the reference printed no digest lines"; grep -av '^digest ' "$out/reference.log" | tail -n 20; failed=1
 fi
