@@ -3,8 +3,13 @@
 // datatypes, each against the same MPI's send of a contiguous buffer of the packed size, in the
 // same run:
 //   ping-pong: median one-way time (half of each round trip);
-//   window:    32 MPI_Isend on rank 0 against 32 MPI_Irecv on rank 1, then a 0-byte reply;
-//              bandwidth of the median window.
+//   window:    -w (32) MPI_Isend on rank 0 against as many MPI_Irecv on rank 1, then a 0-byte
+//              reply; bandwidth of the median window.
+//   -x coll:   MPI_Bcast from rank 0 and MPI_Allgather on all ranks of the layout, against the
+//              same collective of the packed bytes: median over iterations of the slowest
+//              rank's time, each after a barrier. The MPI_Bcast is verified on every rank.
+//   -c:        the contiguous buffer alone (send and coll), the roofline for another run: an MPI
+//              whose own derived-type path would take minutes.
 //   -x put:    instead of both, 32 MPI_Put from rank 0 into rank 1's window, the target type
 //              the layout (MPI-4.1 12.3.1), then MPI_Win_flush (passive target, locked for the
 //              whole run): bandwidth of the median window, against MPI_Put of the packed bytes.
@@ -29,22 +34,31 @@ namespace {
 using namespace clients;
 namespace L = ucxdt::layouts;
 
-constexpr int kWindow = 32, kDataTag = 1, kAckTag = 2;
+constexpr int kDataTag = 1, kAckTag = 2;
 
 struct Options : CommonOptions {
     std::vector<L::Layout> layouts;
-    bool put = false;  // -x put: one-sided
+    bool put = false;     // -x put: one-sided
+    bool contig = false;  // -c: the contiguous buffer only
+    bool coll = false;    // -x coll: MPI_Bcast and MPI_Allgather
+    int window = 32;      // -w: messages (or puts) in flight
 };
 
 std::string usage() {
     return "usage: mpirun -np 2 mpi_layouts [options]\n"
            "  -D spec,...  layouts by ucxdt_perftest's -D specs (repeatable; default: nas_mg_y,\n"
            "               milc_su3_zdown,wrf_y_sa,fft2_scatter,triangular:n=1000)\n" +
-           std::string("  -x send|put  two-sided (ping-pong and window) or one-sided MPI_Put windows (send)\n") +
+           std::string("  -x send|put|coll  two-sided (ping-pong and window), one-sided MPI_Put windows, or\n"
+                       "               MPI_Bcast and MPI_Allgather on all ranks (send)\n"
+                       "  -c           the contiguous buffer alone (send, coll): the derived type's columns 0\n"
+                       "  -w N         messages in flight in a window (32)\n") +
            Options{}.usage("the buffers") +
            "  csv: a header (client,layout,...), then per layout mpi_layouts,layout,mem,packed_bytes,\n"
            "       iterations,window,pingpong_dt_us,pingpong_contig_us,bw_dt_MBps,bw_contig_MBps,verified\n"
-           "       (-x put: the ping-pong columns 0, the bandwidths those of the MPI_Put windows)\n";
+           "       (-x put: the ping-pong columns 0, the bandwidths those of the MPI_Put windows;\n"
+           "       -c: verified n/a)\n"
+           "  -x coll csv: mpi_layouts_coll,layout,mem,packed_bytes,iterations,ranks,bcast_dt_us,\n"
+           "       bcast_contig_us,allgather_dt_us,allgather_contig_us,verified\n";
 }
 
 // A -D list: a spec's own commas (fft2_scatter:N=512,P=4) stay with it, since the longest run of
@@ -77,18 +91,29 @@ std::string add_layouts(const std::string &arg, std::vector<L::Layout> *out) {
 }
 
 std::string parse(int argc, char **argv, Options *o) {
-    const std::string letters = std::string("D:x:") + CommonOptions::kLetters;
+    const std::string letters = std::string("D:x:w:c") + CommonOptions::kLetters;
     for (int c; (c = getopt(argc, argv, letters.c_str())) != -1;) {
         if (o->take(c, optarg)) continue;
         if (c == 'x') {
             const std::string x = optarg;
-            if (x != "send" && x != "put") return "-x takes send or put";
+            if (x != "send" && x != "put" && x != "coll") return "-x takes send, put or coll";
             o->put = x == "put";
+            o->coll = x == "coll";
+            continue;
+        }
+        if (c == 'c') {
+            o->contig = true;
+            continue;
+        }
+        if (c == 'w') {
+            o->window = std::atoi(optarg);
+            if (o->window < 1 || o->window > 4096) return "-w takes 1 to 4096";
             continue;
         }
         if (c != 'D') return "unknown option";
         if (std::string e = add_layouts(optarg, &o->layouts); !e.empty()) return e;
     }
+    if (o->contig && o->put) return "-c takes send or coll";
     if (std::string e = o->check(argc, argv, optind); !e.empty()) return e;
     if (o->layouts.empty()) return add_layouts("nas_mg_y,milc_su3_zdown,wrf_y_sa,fft2_scatter,triangular:n=1000", &o->layouts);
     return "";
@@ -118,23 +143,23 @@ public:
         }) / 2;
     }
 
-    // Median time of a window of kWindow messages from rank 0 to rank 1 and the reply. The
+    // Median time of a window of -w messages from rank 0 to rank 1 and the reply. The
     // receives of a window share one buffer, as in OSU's and ucx_perftest's bandwidth tests:
     // every message carries the same bytes, and a copy per message would not fit large layouts.
     double window(const Shape &s, const char *what) {
-        MPI_Request reqs[kWindow];
+        std::vector<MPI_Request> reqs(size_t(o_.window));
         return timed(what, [&] {
             if (rank_ > 1) return;
             for (MPI_Request &r : reqs)
                 if (rank_ == 0) MPI_Isend(s.ptr, s.count, s.type, 1, kDataTag, MPI_COMM_WORLD, &r);
                 else MPI_Irecv(s.ptr, s.count, s.type, 0, kDataTag, MPI_COMM_WORLD, &r);
-            MPI_Waitall(kWindow, reqs, MPI_STATUSES_IGNORE);
+            MPI_Waitall(o_.window, reqs.data(), MPI_STATUSES_IGNORE);
             if (rank_ == 0) MPI_Recv(nullptr, 0, MPI_BYTE, 1, kAckTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             else MPI_Send(nullptr, 0, MPI_BYTE, 0, kAckTag, MPI_COMM_WORLD);
         });
     }
 
-    // Median time, on rank 0, of kWindow MPI_Put of the shape into rank 1's window at `disp`
+    // Median time, on rank 0, of -w MPI_Put of the shape into rank 1's window at `disp`
     // bytes and the MPI_Win_flush that completes them there; a barrier after each, untimed.
     double put_window(const Shape &s, MPI_Win win, MPI_Aint disp, const char *what) {
         std::vector<double> t;
@@ -142,13 +167,28 @@ public:
             wd_.arm(what, it);
             if (rank_ == 0) {
                 const double t0 = MPI_Wtime();
-                for (int i = 0; i < kWindow; ++i) MPI_Put(s.ptr, s.count, s.type, 1, disp, s.count, s.type, win);
+                for (int i = 0; i < o_.window; ++i) MPI_Put(s.ptr, s.count, s.type, 1, disp, s.count, s.type, win);
                 MPI_Win_flush(1, win);
                 if (it >= o_.warmup) t.push_back(MPI_Wtime() - t0);
             }
             MPI_Barrier(MPI_COMM_WORLD);
         }
         return t.empty() ? 0 : summarize(t).median;
+    }
+
+    // Median over iterations of the slowest rank's time of one collective, each after a barrier.
+    template <typename F> double collective(const char *what, F &&once) {
+        std::vector<double> t;
+        for (long it = 0; it < o_.warmup + o_.iters; ++it) {
+            wd_.arm(what, it);
+            MPI_Barrier(MPI_COMM_WORLD);
+            const double t0 = MPI_Wtime();
+            once();
+            double mine = MPI_Wtime() - t0, slowest = 0;
+            MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            if (it >= o_.warmup) t.push_back(slowest);
+        }
+        return summarize(t).median;
     }
 
 private:
@@ -231,6 +271,53 @@ bool verify_put(const L::Layout &lay, MPI_Datatype t, Buffer &buf, MPI_Win win, 
     return all;
 }
 
+// verify() for MPI_Bcast of the layout from rank 0: every other rank checks its buffer.
+bool verify_bcast(const L::Layout &lay, MPI_Datatype t, Buffer &buf, int rank,
+                  const std::vector<std::byte> &pattern, const std::vector<std::byte> &poison) {
+    std::string err;
+    buf.from_host(rank == 0 ? pattern.data() : poison.data());
+    MPI_Bcast(buf.as<std::byte>() + lay.origin_bytes, int(lay.count), t, 0, MPI_COMM_WORLD);
+    if (rank != 0) {
+        std::vector<std::byte> got(buf.size());
+        buf.to_host(got.data());
+        err = ucxdt::ref::check_scattered(ucxdt::ref::typemap_runs(*lay.type, lay.count), lay.origin_bytes,
+                                          got.data(), pattern.data(), int64_t(buf.size()));
+        if (!err.empty()) std::fprintf(stderr, "mpi_layouts: %s, MPI_Bcast to rank %d: %s\n", lay.name.c_str(), rank, err.c_str());
+    }
+    int ok = err.empty(), all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
+// -x coll for one layout: MPI_Bcast and MPI_Allgather of the derived type and of its packed
+// bytes; the allgather receives each rank's elements one extent after another.
+struct CollTimes {
+    double bcast_dt = 0, bcast_ctg = 0, allgather_dt = 0, allgather_ctg = 0;
+};
+CollTimes time_collectives(Bench &bench, const Options &o, const L::Layout &lay, MPI_Datatype t,
+                           Buffer &buf, Buffer &contig, int size) {
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Type_get_extent(t, &lb, &extent);
+    const size_t packed = contig.size();
+    Buffer gathered(o.mem, lay.buffer_bytes + size_t(size - 1) * size_t(lay.count) * size_t(extent)),
+        gathered_ctg(o.mem, size_t(size) * packed);
+    void *dt = buf.as<std::byte>() + lay.origin_bytes, *gdt = gathered.as<std::byte>() + lay.origin_bytes;
+    const int n = int(lay.count), np = int(packed);
+    CollTimes r;
+    if (!o.contig)
+        r.bcast_dt = bench.collective("MPI_Bcast of the derived type, iteration",
+                                      [&] { MPI_Bcast(dt, n, t, 0, MPI_COMM_WORLD); });
+    r.bcast_ctg = bench.collective("MPI_Bcast of the contiguous buffer, iteration",
+                                   [&] { MPI_Bcast(contig.get(), np, MPI_BYTE, 0, MPI_COMM_WORLD); });
+    if (!o.contig)
+        r.allgather_dt = bench.collective("MPI_Allgather of the derived type, iteration",
+                                          [&] { MPI_Allgather(dt, n, t, gdt, n, t, MPI_COMM_WORLD); });
+    r.allgather_ctg = bench.collective("MPI_Allgather of the contiguous buffer, iteration", [&] {
+        MPI_Allgather(contig.get(), np, MPI_BYTE, gathered_ctg.get(), np, MPI_BYTE, MPI_COMM_WORLD);
+    });
+    return r;
+}
+
 // A window over `buf` on every rank; rank 0, the origin, holds a passive-target lock on all.
 MPI_Win open_window(Buffer &buf, int rank) {
     MPI_Win win = MPI_WIN_NULL;
@@ -254,7 +341,13 @@ int main(int argc, char **argv) {
     if (world.size < 2) die("needs 2 ranks (ranks above 1 wait)");
     Watchdog wd(o.budget);
     Bench bench(o, rank, wd);
-    if (rank == 0 && o.csv)
+    if (rank == 0 && o.csv && o.coll)
+        std::printf("client,layout,mem,packed_bytes,iterations,ranks,bcast_dt_us,bcast_contig_us,"
+                    "allgather_dt_us,allgather_contig_us,verified\n");
+    else if (rank == 0 && o.coll)
+        std::printf("%-40s %10s %10s %10s %7s %10s %10s %7s %s\n", "layout", "packed_B", "bcast_dt",
+                    "bcast_ctg", "dt/ctg", "allg_dt", "allg_ctg", "dt/ctg", "verified");
+    else if (rank == 0 && o.csv)
         std::printf("client,layout,mem,packed_bytes,iterations,window,pingpong_dt_us,pingpong_contig_us,"
                     "bw_dt_MBps,bw_contig_MBps,verified\n");
     else if (rank == 0)
@@ -284,6 +377,24 @@ int main(int argc, char **argv) {
         const Shape ctg{contig.get(), int(packed), MPI_BYTE};
         bool ok = true;
         double pp_dt = 0, pp_ctg = 0, win_dt = 0, win_ctg = 0;
+        if (o.coll) {
+            if (!o.contig) ok = verify_bcast(lay, t, buf, rank, pattern, poison);
+            const CollTimes c = time_collectives(bench, o, lay, t, buf, contig, world.size);
+            failed |= !ok;
+            if (rank == 0 && o.csv)
+                std::printf("mpi_layouts_coll,\"%s\",%s,%lld,%ld,%d,%.3f,%.3f,%.3f,%.3f,%s\n", lay.name.c_str(),
+                            mem_name(o.mem), static_cast<long long>(packed), o.iters, world.size,
+                            c.bcast_dt * 1e6, c.bcast_ctg * 1e6, c.allgather_dt * 1e6, c.allgather_ctg * 1e6,
+                            o.contig ? "n/a" : ok ? "yes" : "no");
+            else if (rank == 0)
+                std::printf("%-40s %10lld %10.2f %10.2f %7.2f %10.2f %10.2f %7.2f %s\n", lay.name.c_str(),
+                            static_cast<long long>(packed), c.bcast_dt * 1e6, c.bcast_ctg * 1e6,
+                            c.bcast_dt / c.bcast_ctg, c.allgather_dt * 1e6, c.allgather_ctg * 1e6,
+                            c.allgather_dt / c.allgather_ctg, o.contig ? "n/a" : ok ? "yes" : "NO");
+            std::fflush(stdout);
+            MPI_Type_free(&t);
+            continue;
+        }
         if (o.put) {
             wd.arm("window setup", long(i));
             MPI_Win w_dt = open_window(buf, rank), w_ctg = open_window(contig, rank);
@@ -293,6 +404,9 @@ int main(int argc, char **argv) {
             wd.arm("window teardown", long(i));
             close_window(&w_dt, rank);
             close_window(&w_ctg, rank);
+        } else if (o.contig) {
+            pp_ctg = bench.pingpong(ctg, "ping-pong of the contiguous buffer, iteration");
+            win_ctg = bench.window(ctg, "window of the contiguous buffer, iteration");
         } else {
             ok = verify(lay, t, buf, rank, 0, 1, pattern, poison) && verify(lay, t, buf, rank, 1, 0, pattern, poison);
             pp_dt = bench.pingpong(dt, "ping-pong of the derived type, iteration");
@@ -301,23 +415,26 @@ int main(int argc, char **argv) {
             win_ctg = bench.window(ctg, "window of the contiguous buffer, iteration");
         }
         failed |= !ok;
-        const double mb = double(kWindow) * double(packed) / (1 << 20);
+        const double mb = double(o.window) * double(packed) / (1 << 20);
         const double bw_dt = win_dt > 0 ? mb / win_dt : 0, bw_ctg = win_ctg > 0 ? mb / win_ctg : 0;
         if (rank == 0 && o.csv)
             std::printf("mpi_layouts%s,\"%s\",%s,%lld,%ld,%d,%.3f,%.3f,%.2f,%.2f,%s\n", o.put ? "_put" : "",
-                        lay.name.c_str(), mem_name(o.mem), static_cast<long long>(packed), o.iters, kWindow,
-                        pp_dt * 1e6, pp_ctg * 1e6, bw_dt, bw_ctg, ok ? "yes" : "no");
+                        lay.name.c_str(), mem_name(o.mem), static_cast<long long>(packed), o.iters, o.window,
+                        pp_dt * 1e6, pp_ctg * 1e6, bw_dt, bw_ctg, o.contig ? "n/a" : ok ? "yes" : "no");
         else if (rank == 0)
             std::printf("%-40s %10lld %10.2f %10.2f %7.2f %10.1f %10.1f %7.2f %s\n", lay.name.c_str(),
                         static_cast<long long>(packed), pp_dt * 1e6, pp_ctg * 1e6, pp_ctg > 0 ? pp_dt / pp_ctg : 0.0, bw_dt, bw_ctg,
-                        bw_dt / bw_ctg, ok ? "yes" : "NO");
+                        bw_dt / bw_ctg, o.contig ? "n/a" : ok ? "yes" : "NO");
         std::fflush(stdout);
         MPI_Type_free(&t);
     }
     wd.disarm();  // the last layout may have been skipped while armed
-    if (rank == 0 && !o.csv)
+    if (rank == 0 && !o.csv && o.coll)
+        std::printf("(%s memory, %d ranks; us, median of the slowest rank; dt/ctg: derived over contiguous "
+                    "of the packed size)\n", mem_name(o.mem), world.size);
+    else if (rank == 0 && !o.csv)
         std::printf("(%s memory; one-way ping-pong medians; bandwidth of windows of %d %s, MB = 2^20 B; "
-                    "dt/ctg: derived over contiguous of the packed size)\n", mem_name(o.mem), kWindow,
+                    "dt/ctg: derived over contiguous of the packed size)\n", mem_name(o.mem), o.window,
                     o.put ? "MPI_Put and a flush (no ping-pong)" : "messages");
     MPI_Finalize();
     return failed ? 1 : 0;
