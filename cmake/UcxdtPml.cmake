@@ -31,7 +31,18 @@ set_target_properties(pml_ucxdt PROPERTIES
   BUILD_RPATH "${PROJECT_BINARY_DIR};${_p}/lib"
   INSTALL_RPATH "$ORIGIN/..")
 target_link_libraries(pml_ucxdt PRIVATE ucxdt ucxdt_mpi_ompi5 ucxdt_ompi5 PkgConfig::UCX)
+# coll ucxdt (src/coll_ucxdt): the self block of the collectives, through the PML.
+file(GLOB _coll_sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/coll_ucxdt/*.c")
+add_library(coll_ucxdt MODULE ${_coll_sources})
+set_target_properties(coll_ucxdt PROPERTIES
+  OUTPUT_NAME mca_coll_ucxdt
+  PREFIX ""
+  LIBRARY_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/ompi5"
+  C_STANDARD 11
+  C_VISIBILITY_PRESET hidden
+  BUILD_RPATH "${_p}/lib")
+target_link_libraries(coll_ucxdt PRIVATE ucxdt_ompi5)
 message(STATUS "ucxdt: pml ucxdt against Open MPI 5 at ${_p}")
 # Installed into <prefix>/lib/openmpi: Open MPI's component directory when ucxdt shares its prefix.
-install(TARGETS pml_ucxdt LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/openmpi")
+install(TARGETS pml_ucxdt coll_ucxdt LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/openmpi")
 install(TARGETS ucxdt_mpi_ompi5 LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
