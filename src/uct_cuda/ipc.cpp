@@ -104,6 +104,7 @@ ucxdt_status_t ipc_export(const void *ptr, IpcRef *ref) {
         }
         e.ref.base = base;
         e.ref.alloc_bytes = bytes;
+        e.ref.buffer_id = id;
         it = c.by_base.insert_or_assign(base, e).first;
     }
     *ref = it->second.ref;
@@ -117,7 +118,7 @@ bool ipc_on_device(const IpcRef &ref, int device) {
 }
 
 IpcImports::Key IpcImports::key(uint64_t peer, int device, const IpcRef &ref) {
-    Key k{peer, device, {}};
+    Key k{peer, device, ref.buffer_id, {}};
     std::memcpy(k.handle.data(), ref.handle, sizeof ref.handle);
     return k;
 }
@@ -161,10 +162,15 @@ ucxdt_status_t IpcImports::map(uint64_t peer, const IpcRef &ref, int device, boo
         cudaIpcMemHandle_t h{};
         std::memcpy(&h, ref.handle, sizeof h);
         void *base = nullptr;
-        if (ucxdt_status_t st = check(cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess),
-                                      "cudaIpcOpenMemHandle (the peer's memory)"))
-            return st;
-        it = entries_.emplace(k, Entry{static_cast<char *>(base), 0, {}}).first;
+        cudaError_t err = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess);
+        // The peer freed memory we still map and allocated it anew (a new allocation ID, its
+        // handle new or not): the driver refuses a second mapping until the old one is closed.
+        if (err == cudaErrorAlreadyMapped && close_stale(peer, device, ref) > 0) {
+            cudaGetLastError();
+            err = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess);
+        }
+        if (ucxdt_status_t st = check(err, "cudaIpcOpenMemHandle (the peer's memory)")) return st;
+        it = entries_.emplace(k, Entry{static_cast<char *>(base), 0, {}, ref.base, ref.alloc_bytes}).first;
     } else if (it->second.holds == 0) {
         idle_.erase(it->second.lru);
     }
@@ -178,6 +184,18 @@ void IpcImports::unmap(uint64_t peer, const IpcRef &ref, int device) {
     if (it == entries_.end() || it->second.holds == 0) return;
     if (--it->second.holds == 0) it->second.lru = idle_.insert(idle_.end(), it->first);
     trim();
+}
+
+size_t IpcImports::close_stale(uint64_t peer, int device, const IpcRef &ref) {
+    size_t closed = 0;
+    for (auto it = entries_.begin(); it != entries_.end();) {
+        auto next = std::next(it);
+        const Entry &e = it->second;
+        const bool overlaps = e.peer_base < ref.base + ref.alloc_bytes && ref.base < e.peer_base + e.peer_bytes;
+        if (it->first.peer == peer && it->first.device == device && e.holds == 0 && overlaps) close(it), ++closed;
+        it = next;
+    }
+    return closed;
 }
 
 void IpcImports::forget_peer(uint64_t peer) {

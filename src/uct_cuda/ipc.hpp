@@ -1,8 +1,9 @@
 // CUDA IPC for the rendezvous between processes of one node: exporting device memory
 // (cudaIpcGetMemHandle of the allocation that holds a pointer, cached by the driver's buffer ID
 // so that a freed and reallocated address is exported anew) and importing a peer's memory
-// (cudaIpcOpenMemHandle, cached per peer and reference-counted, closed when unused entries
-// exceed the cache size or the peer fails).
+// (cudaIpcOpenMemHandle, cached per peer, allocation ID and handle, reference-counted, closed
+// when unused entries exceed the cache size or the peer fails, or when the peer's memory they
+// map was freed and allocated anew).
 #pragma once
 
 #include <ucxdt/ucxdt.h>
@@ -23,6 +24,8 @@ struct IpcRef {
     uint64_t offset;       // of the referenced byte within the allocation
     uint64_t alloc_bytes;  // size of the allocation
     char device_uuid[16];  // the GPU that holds it (cudaDeviceProp::uuid)
+    uint64_t buffer_id;    // the driver's ID of the allocation: a handle's bytes may repeat when
+                           // the exporter frees an allocation and gets the same range again
 };
 
 /// Whether bytes [lo, hi) from the byte `ref` names lie inside its allocation: a peer's GPU work
@@ -65,18 +68,25 @@ private:
     struct Key {
         uint64_t peer;
         int device;
+        uint64_t buffer_id;
         std::array<char, sizeof IpcRef::handle> handle;  // no allocation per map and unmap
         bool operator<(const Key &o) const {
-            return peer != o.peer ? peer < o.peer : device != o.device ? device < o.device : handle < o.handle;
+            if (peer != o.peer) return peer < o.peer;
+            if (device != o.device) return device < o.device;
+            return buffer_id != o.buffer_id ? buffer_id < o.buffer_id : handle < o.handle;
         }
     };
     struct Entry {
         char *base = nullptr;
         int holds = 0;
         std::list<Key>::iterator lru;  // position among entries without holds, when holds == 0
+        uint64_t peer_base = 0, peer_bytes = 0;  // the allocation in the exporting process
     };
     static Key key(uint64_t peer, int device, const IpcRef &ref);
     void close(std::map<Key, Entry>::iterator it);
+    /// Closes the unheld mappings of `peer` on `device` that overlap `ref`'s allocation: older
+    /// handles of memory the peer freed and allocated again. Returns how many.
+    size_t close_stale(uint64_t peer, int device, const IpcRef &ref);
     void trim();
     size_t capacity_;
     std::map<Key, Entry> entries_;
