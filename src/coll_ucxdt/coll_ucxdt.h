@@ -5,14 +5,15 @@
  * block through the PML, but copy a rank's own block (MPI_Allgather's contribution,
  * MPI_Alltoallw's diagonal, a root's block of MPI_Gather and MPI_Scatter) with its own datatype
  * engine (ompi_datatype_sndrcv, NBC_Copy). On device memory that engine copies a derived type
- * block by block, one accelerator copy each (a second for 1 MiB of 16-byte blocks), and with
- * different send and receive types it packs device memory with the CPU and faults.
+ * block by block, one accelerator copy each (a second for 1 MiB of 16-byte blocks), and
+ * between two different types, even contiguous ones, it packs device memory with the CPU and
+ * faults.
  *
  * This component sits above whichever components Open MPI chose for a communicator. For the
  * collectives that have a self block it moves that block itself, as a message from the rank to
  * itself through the PML (pml ucxdt: ucxdt's GPU engine), then runs the chosen algorithm
  * without it: MPI_IN_PLACE for the gathers and scatters, a count of zero for the all-to-alls.
- * Self blocks of host memory, or of contiguous types on both sides, go to Open MPI unchanged.
+ * Self blocks of host memory, or of one contiguous type on both sides, go to Open MPI unchanged.
  * It enables itself only under pml ucxdt, on intracommunicators.
  *
  * Built out of Open MPI's tree as mca_coll_ucxdt.so, beside mca_pml_ucxdt.so.

@@ -4,6 +4,7 @@
  * starts and is the only one from the rank to itself, so it takes the collective's own tag. */
 #include "coll_ucxdt.h"
 
+#include "ompi/mca/coll/base/coll_base_functions.h"
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/mca/pml/pml.h"
 #include "opal/mca/accelerator/accelerator.h"
@@ -29,13 +30,14 @@ static bool on_device(const char *block, ompi_datatype_t *dt) {
     return opal_accelerator.check_addr(block + true_lb, &dev, &flags) > 0;
 }
 
-/* Whether Open MPI's own copy of the block would go wrong or block by block: a derived type on
- * either side, and device memory on either. */
+/* Whether Open MPI's own copy of the block would go wrong or block by block, on device memory
+ * on either side: ompi_datatype_sndrcv copies one type into itself with the accelerator, but
+ * block by block, and converts between two types with a CPU convertor that faults on device
+ * memory, contiguous or not. */
 static bool ours(const char *sblock, int scount, ompi_datatype_t *sdt, const char *rblock, int rcount,
                  ompi_datatype_t *rdt) {
     if (scount <= 0 || rcount <= 0) return false;
-    if (ompi_datatype_is_contiguous_memory_layout(sdt, scount) && ompi_datatype_is_contiguous_memory_layout(rdt, rcount))
-        return false;
+    if (sdt == rdt && ompi_datatype_is_contiguous_memory_layout(sdt, scount)) return false;
     return on_device(sblock, sdt) || on_device(rblock, rdt);
 }
 
@@ -55,7 +57,10 @@ static int self_copy(const char *sblock, int scount, ompi_datatype_t *sdt, char 
     return ompi_request_wait(&req, MPI_STATUS_IGNORE);
 }
 
-/* ---- Gathers and scatters: the self block first, then the algorithm with MPI_IN_PLACE ------ */
+/* ---- Gathers and scatters: the self block first, then the algorithm with MPI_IN_PLACE ------
+ * MPI_Gather and MPI_Scatter run Open MPI's linear algorithm whatever was chosen below: its
+ * binomial trees pack and unpack subtrees' blocks with the CPU convertor, which faults on
+ * device memory, and every rank must choose alike without knowing the others' memory. */
 
 /* The rank's own contribution to a gather into block `disp` of rbuf; true when it moved, so
  * that the algorithm runs in place. */
@@ -99,8 +104,8 @@ int coll_ucxdt_gather(const void *sbuf, int scount, ompi_datatype_t *sdt, void *
                                    MCA_COLL_BASE_TAG_GATHER, comm, &moved);
         if (rc != OMPI_SUCCESS) return rc;
     }
-    return BELOW(module, gather)(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcount, rdt, root, comm,
-                                 BELOW_MODULE(module, gather));
+    return ompi_coll_base_gather_intra_basic_linear(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcount, rdt,
+                                                    root, comm, module);
 }
 
 int coll_ucxdt_gatherv(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
@@ -135,8 +140,8 @@ int coll_ucxdt_scatter(const void *sbuf, int scount, ompi_datatype_t *sdt, void 
                                     MCA_COLL_BASE_TAG_SCATTER, comm, &moved);
         if (rc != OMPI_SUCCESS) return rc;
     }
-    return BELOW(module, scatter)(sbuf, scount, sdt, moved ? MPI_IN_PLACE : rbuf, rcount, rdt, root, comm,
-                                  BELOW_MODULE(module, scatter));
+    return ompi_coll_base_scatter_intra_basic_linear(sbuf, scount, sdt, moved ? MPI_IN_PLACE : rbuf, rcount, rdt,
+                                                     root, comm, module);
 }
 
 int coll_ucxdt_scatterv(const void *sbuf, const int *scounts, const int *disps, ompi_datatype_t *sdt, void *rbuf,
