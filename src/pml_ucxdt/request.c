@@ -5,6 +5,7 @@
 #include "pml_ucxdt.h"
 
 #include "ompi/mca/pml/base/pml_base_bsend.h"
+#include "opal/util/output.h"
 
 
 int pml_ucxdt_mpi_error(ucxdt_status_t st) {
@@ -16,7 +17,11 @@ int pml_ucxdt_mpi_error(ucxdt_status_t st) {
     case UCXDT_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
     case UCXDT_ERR_NO_MEMORY: return MPI_ERR_NO_MEM;
     case UCXDT_ERR_PEER_FAILURE: return MPI_ERR_PROC_FAILED;
-    default: return MPI_ERR_INTERN;
+    default:
+        /* No MPI class says more than MPI_ERR_INTERN: say what ucxdt said (the thread's last
+         * error names the failing step). */
+        opal_output(0, "pml ucxdt: %s: %s", ucxdt_status_string(st), ucxdt_last_error());
+        return MPI_ERR_INTERN;
     }
 }
 
