@@ -402,7 +402,7 @@ std::vector<Mode> p2p_modes() {
         {"ssend", ssend_recv},
         {"rsend", rsend},
         {"sendrecv", sendrecv},
-        {"sendrecv_replace", sendrecv_replace},
+        {"sendrecv_replace", sendrecv_replace, false, true, nullptr, false},
         {"isend_waitall", isend_waitall},
         {"issend_waitany", issend_waitany},
         {"irsend_waitsome", irsend_waitsome},

@@ -156,8 +156,9 @@ struct Mode {
     /// A known fault of this MPI in this call for these types: its id, or nullptr (both runs
     /// skip such a case, as for support/mpi_deviations.hpp's deviations of the types alone).
     const char *(*mpi_fault)(const Pair &) = nullptr;
-    /// Whether a PML carries the call (MPI_Pack is the MPI's own): on device memory a run with
-    /// neither interposer nor PML to carry it skips it, as Open MPI 5.0.7 packs with the CPU.
+    /// Whether a PML carries the call's data as the user's type (MPI_Pack is the MPI's own;
+    /// Open MPI packs MPI_Sendrecv_replace's buffer itself): on device memory a run with neither
+    /// interposer nor PML to carry it skips it, as Open MPI 5.0.7 packs with the CPU and faults.
     bool via_pml = true;
 };
 std::vector<Mode> p2p_modes();         // p2p_cases.cpp
