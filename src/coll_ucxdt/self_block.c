@@ -62,12 +62,13 @@ static int self_copy(const char *sblock, int scount, ompi_datatype_t *sdt, char 
  * binomial trees pack and unpack subtrees' blocks with the CPU convertor, which faults on
  * device memory, and every rank must choose alike without knowing the others' memory. */
 
-/* The rank's own contribution to a gather into block `disp` of rbuf; true when it moved, so
- * that the algorithm runs in place. */
+/* The rank's own contribution to a gather into block `disp` of rbuf, on the root only (every
+ * rank for root -1: the all-gathers); *moved when it moved, so that the algorithm runs in
+ * place. */
 static int gather_self(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf, int rcount, ptrdiff_t disp,
-                       ompi_datatype_t *rdt, int tag, ompi_communicator_t *comm, bool *moved) {
+                       ompi_datatype_t *rdt, int root, int tag, ompi_communicator_t *comm, bool *moved) {
     *moved = false;
-    if (sbuf == MPI_IN_PLACE) return OMPI_SUCCESS;
+    if (sbuf == MPI_IN_PLACE || (root >= 0 && ompi_comm_rank(comm) != root)) return OMPI_SUCCESS;
     char *mine = at(rbuf, disp, rdt);
     if (!ours(sbuf, scount, sdt, mine, rcount, rdt)) return OMPI_SUCCESS;
     *moved = true;
@@ -78,7 +79,7 @@ int coll_ucxdt_allgather(const void *sbuf, int scount, ompi_datatype_t *sdt, voi
                          ompi_datatype_t *rdt, ompi_communicator_t *comm, mca_coll_base_module_t *module) {
     bool moved;
     const int rc = gather_self(sbuf, scount, sdt, rbuf, rcount, (ptrdiff_t)ompi_comm_rank(comm) * rcount, rdt,
-                               MCA_COLL_BASE_TAG_ALLGATHER, comm, &moved);
+                               -1, MCA_COLL_BASE_TAG_ALLGATHER, comm, &moved);
     if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, allgather)(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcount, rdt, comm,
                                     BELOW_MODULE(module, allgather));
@@ -89,7 +90,7 @@ int coll_ucxdt_allgatherv(const void *sbuf, int scount, ompi_datatype_t *sdt, vo
                           mca_coll_base_module_t *module) {
     const int me = ompi_comm_rank(comm);
     bool moved;
-    const int rc = gather_self(sbuf, scount, sdt, rbuf, rcounts[me], disps[me], rdt, MCA_COLL_BASE_TAG_ALLGATHERV,
+    const int rc = gather_self(sbuf, scount, sdt, rbuf, rcounts[me], disps[me], rdt, -1, MCA_COLL_BASE_TAG_ALLGATHERV,
                                comm, &moved);
     if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, allgatherv)(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcounts, disps, rdt, comm,
@@ -98,12 +99,10 @@ int coll_ucxdt_allgatherv(const void *sbuf, int scount, ompi_datatype_t *sdt, vo
 
 int coll_ucxdt_gather(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf, int rcount,
                       ompi_datatype_t *rdt, int root, ompi_communicator_t *comm, mca_coll_base_module_t *module) {
-    bool moved = false;
-    if (ompi_comm_rank(comm) == root) {
-        const int rc = gather_self(sbuf, scount, sdt, rbuf, rcount, (ptrdiff_t)root * rcount, rdt,
-                                   MCA_COLL_BASE_TAG_GATHER, comm, &moved);
-        if (rc != OMPI_SUCCESS) return rc;
-    }
+    bool moved;
+    const int rc = gather_self(sbuf, scount, sdt, rbuf, rcount, (ptrdiff_t)root * rcount, rdt,
+                               root, MCA_COLL_BASE_TAG_GATHER, comm, &moved);
+    if (rc != OMPI_SUCCESS) return rc;
     return ompi_coll_base_gather_intra_basic_linear(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcount, rdt,
                                                     root, comm, module);
 }
@@ -111,21 +110,19 @@ int coll_ucxdt_gather(const void *sbuf, int scount, ompi_datatype_t *sdt, void *
 int coll_ucxdt_gatherv(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
                        const int *disps, ompi_datatype_t *rdt, int root, ompi_communicator_t *comm,
                        mca_coll_base_module_t *module) {
-    bool moved = false;
-    if (ompi_comm_rank(comm) == root) {
-        const int rc = gather_self(sbuf, scount, sdt, rbuf, rcounts[root], disps[root], rdt,
-                                   MCA_COLL_BASE_TAG_GATHERV, comm, &moved);
-        if (rc != OMPI_SUCCESS) return rc;
-    }
+    bool moved;
+    const int rc = gather_self(sbuf, scount, sdt, rbuf, rcounts[root], disps[root], rdt,
+                               root, MCA_COLL_BASE_TAG_GATHERV, comm, &moved);
+    if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, gatherv)(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcounts, disps, rdt, root, comm,
                                   BELOW_MODULE(module, gatherv));
 }
 
-/* The root's own block of a scatter, from block `disp` of sbuf into rbuf. */
+/* The root's own block of a scatter, from block `disp` of sbuf into rbuf (on the root only). */
 static int scatter_self(const void *sbuf, int scount, ptrdiff_t disp, ompi_datatype_t *sdt, void *rbuf, int rcount,
-                        ompi_datatype_t *rdt, int tag, ompi_communicator_t *comm, bool *moved) {
+                        ompi_datatype_t *rdt, int root, int tag, ompi_communicator_t *comm, bool *moved) {
     *moved = false;
-    if (rbuf == MPI_IN_PLACE) return OMPI_SUCCESS;
+    if (rbuf == MPI_IN_PLACE || ompi_comm_rank(comm) != root) return OMPI_SUCCESS;
     const char *theirs = at(sbuf, disp, sdt);
     if (!ours(theirs, scount, sdt, rbuf, rcount, rdt)) return OMPI_SUCCESS;
     *moved = true;
@@ -134,12 +131,10 @@ static int scatter_self(const void *sbuf, int scount, ptrdiff_t disp, ompi_datat
 
 int coll_ucxdt_scatter(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf, int rcount,
                        ompi_datatype_t *rdt, int root, ompi_communicator_t *comm, mca_coll_base_module_t *module) {
-    bool moved = false;
-    if (ompi_comm_rank(comm) == root) {
-        const int rc = scatter_self(sbuf, scount, (ptrdiff_t)root * scount, sdt, rbuf, rcount, rdt,
-                                    MCA_COLL_BASE_TAG_SCATTER, comm, &moved);
-        if (rc != OMPI_SUCCESS) return rc;
-    }
+    bool moved;
+    const int rc = scatter_self(sbuf, scount, (ptrdiff_t)root * scount, sdt, rbuf, rcount, rdt,
+                                root, MCA_COLL_BASE_TAG_SCATTER, comm, &moved);
+    if (rc != OMPI_SUCCESS) return rc;
     return ompi_coll_base_scatter_intra_basic_linear(sbuf, scount, sdt, moved ? MPI_IN_PLACE : rbuf, rcount, rdt,
                                                      root, comm, module);
 }
@@ -147,12 +142,10 @@ int coll_ucxdt_scatter(const void *sbuf, int scount, ompi_datatype_t *sdt, void 
 int coll_ucxdt_scatterv(const void *sbuf, const int *scounts, const int *disps, ompi_datatype_t *sdt, void *rbuf,
                         int rcount, ompi_datatype_t *rdt, int root, ompi_communicator_t *comm,
                         mca_coll_base_module_t *module) {
-    bool moved = false;
-    if (ompi_comm_rank(comm) == root) {
-        const int rc = scatter_self(sbuf, scounts[root], disps[root], sdt, rbuf, rcount, rdt,
-                                    MCA_COLL_BASE_TAG_SCATTERV, comm, &moved);
-        if (rc != OMPI_SUCCESS) return rc;
-    }
+    bool moved;
+    const int rc = scatter_self(sbuf, scounts[root], disps[root], sdt, rbuf, rcount, rdt,
+                                root, MCA_COLL_BASE_TAG_SCATTERV, comm, &moved);
+    if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, scatterv)(sbuf, scounts, disps, sdt, moved ? MPI_IN_PLACE : rbuf, rcount, rdt, root, comm,
                                    BELOW_MODULE(module, scatterv));
 }
@@ -164,7 +157,7 @@ int coll_ucxdt_iallgather(const void *sbuf, int scount, ompi_datatype_t *sdt, vo
                           mca_coll_base_module_t *module) {
     bool moved;
     const int rc = gather_self(sbuf, scount, sdt, rbuf, rcount, (ptrdiff_t)ompi_comm_rank(comm) * rcount, rdt,
-                               MCA_COLL_BASE_TAG_ALLGATHER, comm, &moved);
+                               -1, MCA_COLL_BASE_TAG_ALLGATHER, comm, &moved);
     if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, iallgather)(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcount, rdt, comm, req,
                                      BELOW_MODULE(module, iallgather));
@@ -175,7 +168,7 @@ int coll_ucxdt_iallgatherv(const void *sbuf, int scount, ompi_datatype_t *sdt, v
                            mca_coll_base_module_t *module) {
     const int me = ompi_comm_rank(comm);
     bool moved;
-    const int rc = gather_self(sbuf, scount, sdt, rbuf, rcounts[me], disps[me], rdt, MCA_COLL_BASE_TAG_ALLGATHERV,
+    const int rc = gather_self(sbuf, scount, sdt, rbuf, rcounts[me], disps[me], rdt, -1, MCA_COLL_BASE_TAG_ALLGATHERV,
                                comm, &moved);
     if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, iallgatherv)(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcounts, disps, rdt, comm, req,
@@ -185,12 +178,10 @@ int coll_ucxdt_iallgatherv(const void *sbuf, int scount, ompi_datatype_t *sdt, v
 int coll_ucxdt_igather(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf, int rcount,
                        ompi_datatype_t *rdt, int root, ompi_communicator_t *comm, ompi_request_t **req,
                        mca_coll_base_module_t *module) {
-    bool moved = false;
-    if (ompi_comm_rank(comm) == root) {
-        const int rc = gather_self(sbuf, scount, sdt, rbuf, rcount, (ptrdiff_t)root * rcount, rdt,
-                                   MCA_COLL_BASE_TAG_GATHER, comm, &moved);
-        if (rc != OMPI_SUCCESS) return rc;
-    }
+    bool moved;
+    const int rc = gather_self(sbuf, scount, sdt, rbuf, rcount, (ptrdiff_t)root * rcount, rdt,
+                               root, MCA_COLL_BASE_TAG_GATHER, comm, &moved);
+    if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, igather)(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, req,
                                   BELOW_MODULE(module, igather));
 }
@@ -198,12 +189,10 @@ int coll_ucxdt_igather(const void *sbuf, int scount, ompi_datatype_t *sdt, void 
 int coll_ucxdt_igatherv(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
                         const int *disps, ompi_datatype_t *rdt, int root, ompi_communicator_t *comm,
                         ompi_request_t **req, mca_coll_base_module_t *module) {
-    bool moved = false;
-    if (ompi_comm_rank(comm) == root) {
-        const int rc = gather_self(sbuf, scount, sdt, rbuf, rcounts[root], disps[root], rdt,
-                                   MCA_COLL_BASE_TAG_GATHERV, comm, &moved);
-        if (rc != OMPI_SUCCESS) return rc;
-    }
+    bool moved;
+    const int rc = gather_self(sbuf, scount, sdt, rbuf, rcounts[root], disps[root], rdt,
+                               root, MCA_COLL_BASE_TAG_GATHERV, comm, &moved);
+    if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, igatherv)(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcounts, disps, rdt, root, comm,
                                    req, BELOW_MODULE(module, igatherv));
 }
@@ -211,12 +200,10 @@ int coll_ucxdt_igatherv(const void *sbuf, int scount, ompi_datatype_t *sdt, void
 int coll_ucxdt_iscatter(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf, int rcount,
                         ompi_datatype_t *rdt, int root, ompi_communicator_t *comm, ompi_request_t **req,
                         mca_coll_base_module_t *module) {
-    bool moved = false;
-    if (ompi_comm_rank(comm) == root) {
-        const int rc = scatter_self(sbuf, scount, (ptrdiff_t)root * scount, sdt, rbuf, rcount, rdt,
-                                    MCA_COLL_BASE_TAG_SCATTER, comm, &moved);
-        if (rc != OMPI_SUCCESS) return rc;
-    }
+    bool moved;
+    const int rc = scatter_self(sbuf, scount, (ptrdiff_t)root * scount, sdt, rbuf, rcount, rdt,
+                                root, MCA_COLL_BASE_TAG_SCATTER, comm, &moved);
+    if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, iscatter)(sbuf, scount, sdt, moved ? MPI_IN_PLACE : rbuf, rcount, rdt, root, comm, req,
                                    BELOW_MODULE(module, iscatter));
 }
@@ -224,12 +211,10 @@ int coll_ucxdt_iscatter(const void *sbuf, int scount, ompi_datatype_t *sdt, void
 int coll_ucxdt_iscatterv(const void *sbuf, const int *scounts, const int *disps, ompi_datatype_t *sdt, void *rbuf,
                          int rcount, ompi_datatype_t *rdt, int root, ompi_communicator_t *comm, ompi_request_t **req,
                          mca_coll_base_module_t *module) {
-    bool moved = false;
-    if (ompi_comm_rank(comm) == root) {
-        const int rc = scatter_self(sbuf, scounts[root], disps[root], sdt, rbuf, rcount, rdt,
-                                    MCA_COLL_BASE_TAG_SCATTERV, comm, &moved);
-        if (rc != OMPI_SUCCESS) return rc;
-    }
+    bool moved;
+    const int rc = scatter_self(sbuf, scounts[root], disps[root], sdt, rbuf, rcount, rdt,
+                                root, MCA_COLL_BASE_TAG_SCATTERV, comm, &moved);
+    if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, iscatterv)(sbuf, scounts, disps, sdt, moved ? MPI_IN_PLACE : rbuf, rcount, rdt, root, comm,
                                     req, BELOW_MODULE(module, iscatterv));
 }
@@ -350,7 +335,8 @@ static int alltoallw_any(const void *sbuf, const int *scounts, const int *sdisps
         char *r = (char *)rbuf + rdisps[me];
         if (ours(s, scounts[me], sdts[me], r, rcounts[me], rdts[me]) &&
             counts_without_self(&c, n, me, scounts, sdisps, 0, rcounts, rdisps, 0)) {
-            const int rc = self_copy(s, scounts[me], sdts[me], r, rcounts[me], rdts[me], MCA_COLL_BASE_TAG_ALLTOALLW, comm);
+            const int rc =
+                self_copy(s, scounts[me], sdts[me], r, rcounts[me], rdts[me], MCA_COLL_BASE_TAG_ALLTOALLW, comm);
             if (rc != OMPI_SUCCESS) return counts_free(&c), rc;
             moved = true;
         }
