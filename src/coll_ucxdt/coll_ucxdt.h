@@ -13,6 +13,7 @@
  * collectives that have a self block it moves that block itself, as a message from the rank to
  * itself through the PML (pml ucxdt: ucxdt's GPU engine), then runs the chosen algorithm
  * without it: MPI_IN_PLACE for the gathers and scatters, a count of zero for the all-to-alls.
+ * MPI_Gather and MPI_Scatter run Open MPI's linear algorithm instead of the chosen one.
  * Self blocks of host memory, or of one contiguous type on both sides, go to Open MPI unchanged.
  * It enables itself only under pml ucxdt, on intracommunicators.
  *
@@ -36,7 +37,8 @@ typedef struct {
 
 OMPI_DECLSPEC extern coll_ucxdt_component_t mca_coll_ucxdt_component;
 
-/* The module of one communicator: the functions it replaces, as Open MPI had chosen them. */
+/* The module of one communicator: the functions it replaces, as Open MPI had chosen them (all
+ * but gather and scatter, which run Open MPI's linear algorithm). */
 typedef struct {
     mca_coll_base_module_t super;
     mca_coll_base_comm_coll_t below;

@@ -29,8 +29,8 @@ static void module_construct(coll_ucxdt_module_t *m) { memset(&m->below, 0, size
 /* Releases what enable() retained: each function's module below. */
 static void module_destruct(coll_ucxdt_module_t *m) {
     mca_coll_base_module_t *below[] = {
-        m->below.coll_allgather_module,  m->below.coll_allgatherv_module,  m->below.coll_gather_module,
-        m->below.coll_gatherv_module,    m->below.coll_scatter_module,     m->below.coll_scatterv_module,
+        m->below.coll_allgather_module,  m->below.coll_allgatherv_module,  m->below.coll_gatherv_module,
+        m->below.coll_scatterv_module,
         m->below.coll_alltoall_module,   m->below.coll_alltoallv_module,   m->below.coll_alltoallw_module,
         m->below.coll_iallgather_module, m->below.coll_iallgatherv_module, m->below.coll_igather_module,
         m->below.coll_igatherv_module,   m->below.coll_iscatter_module,    m->below.coll_iscatterv_module,
@@ -59,9 +59,7 @@ static int module_enable(mca_coll_base_module_t *module, ompi_communicator_t *co
     coll_ucxdt_module_t *m = (coll_ucxdt_module_t *)module;
     KEEP_BELOW(m, comm, allgather);
     KEEP_BELOW(m, comm, allgatherv);
-    KEEP_BELOW(m, comm, gather);
     KEEP_BELOW(m, comm, gatherv);
-    KEEP_BELOW(m, comm, scatter);
     KEEP_BELOW(m, comm, scatterv);
     KEEP_BELOW(m, comm, alltoall);
     KEEP_BELOW(m, comm, alltoallv);
