@@ -308,7 +308,8 @@ void scatter(Case &c) {
 // the binomial MPI_Gather of a root other than 0 fails (MPI_ERR_INTERN) to allocate its
 // temporary buffer. A negative extent makes the span of enough elements negative.
 const char *nonpositive_span(const Pair &p) {
-    if (T::mpi_identity().flavor != T::MpiIdentity::Flavor::open_mpi) return nullptr;
+    static const bool open_mpi = T::mpi_identity().flavor == T::MpiIdentity::Flavor::open_mpi;
+    if (!open_mpi) return nullptr;
     for (const L::TypeDescPtr &d : {p.send, p.recv}) {
         const auto b = ucxdt::ref::type_bounds(*d);
         if (p.count > 0 && (b.extent < 0 || b.true_extent + (p.count - 1) * b.extent <= 0))
