@@ -299,9 +299,10 @@ CollTimes time_collectives(Bench &bench, const Options &o, const L::Layout &lay,
     MPI_Aint lb = 0, extent = 0;
     MPI_Type_get_extent(t, &lb, &extent);
     const size_t packed = contig.size();
-    Buffer gathered(o.mem, lay.buffer_bytes + size_t(size - 1) * size_t(lay.count) * size_t(extent)),
-        gathered_ctg(o.mem, size_t(size) * packed);
-    void *dt = buf.as<std::byte>() + lay.origin_bytes, *gdt = gathered.as<std::byte>() + lay.origin_bytes;
+    Buffer gathered, gathered_ctg(o.mem, size_t(size) * packed);
+    if (!o.contig) gathered = Buffer(o.mem, lay.buffer_bytes + size_t(size - 1) * size_t(lay.count) * size_t(extent));
+    void *dt = buf.as<std::byte>() + lay.origin_bytes;
+    void *gdt = o.contig ? nullptr : gathered.as<std::byte>() + lay.origin_bytes;
     const int n = int(lay.count), np = int(packed);
     CollTimes r;
     if (!o.contig)
