@@ -188,7 +188,9 @@ TEST(RndvPacked, PackedDataMatchesAnySignature) {
         ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x51, nullptr);
         ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq)) << what;
         EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_OK)) << what;
-        if (sreq) EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK)) << what;
+        if (sreq) {
+            EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK)) << what;
+        }
         EXPECT_EQ(T::check_received(*bytes, 1, as_bytes, bytes_poison, stream, size), "") << what << ": the packed stream";
         // Packed bytes, received by the type.
         const std::vector<std::byte> poison = dst.bytes;
@@ -197,7 +199,9 @@ TEST(RndvPacked, PackedDataMatchesAnySignature) {
         sreq = ucxdt_tag_send_nbx(p.ep[0], as_bytes.ptr(), 1, hb.h, 0x52, &sp);
         ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq)) << what;
         EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_OK)) << what;
-        if (sreq) EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK)) << what;
+        if (sreq) {
+            EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK)) << what;
+        }
         EXPECT_EQ(T::check_received(*t, 1, dst, poison, stream, size), "") << what << ": unpacked into the layout";
         // Without the flags, bytes and the type do not match.
         Buffer other(*bytes, 1, 4);
