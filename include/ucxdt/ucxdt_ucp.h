@@ -64,6 +64,15 @@
  * staging (zero copy; its pages on the GPU's NUMA nodes, by hwloc) and unpacked from it.
  * Memory from cudaMallocAsync pools has no legacy IPC handle and takes the host-staged path.
  *
+ * GPU buffers and the application's streams (the CUDA-aware MPI convention, as Open MPI and
+ * UCX keep it): a send's or receive's device buffer must be ready when the call is made. Work
+ * the application enqueued on its streams (kernels, cudaMemcpyAsync) must have completed; a
+ * synchronous copy (cudaMemcpy, cudaMemset) need not have. Such a copy may return before its
+ * bytes land in device memory (CUDA runtime guide, "API synchronization behavior"), and a peer's
+ * GPU reading or writing the buffer over CUDA IPC is not ordered after it; ucxdt therefore sets
+ * CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on each allocation the first time it exports one, which waits
+ * for those copies and makes later ones on that allocation complete before they return.
+ *
  * Requirements: the UCP context needs UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA, and
  * both processes must create a ucxdt endpoint to each other before a rendezvous between them
  * completes (the endpoint introduces this worker to the peer). The ucxdt worker sets a UCP

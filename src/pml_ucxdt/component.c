@@ -66,11 +66,6 @@ static int setup(bool threads) {
         if (ucp_worker_query(pml_ucxdt.ucp_worker, &attr) != UCS_OK || attr.thread_mode != UCS_THREAD_MODE_MULTI)
             return opal_output(0, "pml ucxdt: this UCX gives no thread-safe worker (MPI_THREAD_MULTIPLE)"), OMPI_ERROR;
     }
-    /* Known bug, not yet found: under pml ucxdt a few small GPU messages that the receiver
-     * pulls over CUDA IPC land nothing or the wrong bytes (pmpi_check on device memory, 2 to 3
-     * cases in 540, all under 4 KiB: persistent, freed and nonblocking-collective receives);
-     * with pulls off every case passes. Off unless the user sets it (docs/pml.md). */
-    (void)setenv("UCXDT_IPC_PULL_SIZE", "0", 0);
     ucxdt_worker_params_t dp = {0};
     dp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT;
     dp.ucp_worker = pml_ucxdt.ucp_worker;

@@ -18,6 +18,7 @@ namespace {
 struct Driver {
     CUresult (*get_address_range)(CUdeviceptr *, size_t *, CUdeviceptr) = nullptr;
     CUresult (*pointer_attribute)(void *, CUpointer_attribute, CUdeviceptr) = nullptr;
+    CUresult (*set_pointer_attribute)(const void *, CUpointer_attribute, CUdeviceptr) = nullptr;
 };
 
 const Driver &driver() {
@@ -31,6 +32,9 @@ const Driver &driver() {
         if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &fn, 12000, cudaEnableDefault, &q) ==
                 cudaSuccess && q == cudaDriverEntryPointSuccess)
             x.pointer_attribute = reinterpret_cast<decltype(x.pointer_attribute)>(fn);
+        if (cudaGetDriverEntryPointByVersion("cuPointerSetAttribute", &fn, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess && q == cudaDriverEntryPointSuccess)
+            x.set_pointer_attribute = reinterpret_cast<decltype(x.set_pointer_attribute)>(fn);
         cudaGetLastError();
         return x;
     }();
@@ -72,7 +76,7 @@ cudaUUID_t device_uuid(int device) {
 
 ucxdt_status_t ipc_export(const void *ptr, IpcRef *ref) {
     const Driver &d = driver();
-    if (!d.get_address_range || !d.pointer_attribute)
+    if (!d.get_address_range || !d.pointer_attribute || !d.set_pointer_attribute)
         return fail(UCXDT_ERR_UNSUPPORTED, "CUDA IPC: the driver entry points are not available");
     CUdeviceptr base = 0;
     size_t bytes = 0;
@@ -85,6 +89,16 @@ ucxdt_status_t ipc_export(const void *ptr, IpcRef *ref) {
     std::lock_guard<std::mutex> lock(c.mutex);
     auto it = c.by_base.find(base);
     if (it == c.by_base.end() || it->second.buffer_id != id) {
+        // A peer's GPU reads or writes this memory unordered with our streams, and a synchronous
+        // copy into device memory (cudaMemcpy from pageable host memory, cudaMemset) may return
+        // before its bytes land ("API synchronization behavior", CUDA runtime guide): the peer
+        // then moved the bytes from before it. Setting SYNC_MEMOPS waits for such copies still
+        // pending and makes later ones complete before they return, as Open MPI's CUDA IPC
+        // registration does. Work the application enqueued on streams stays its own to finish
+        // before the call (MPI's rule for the buffer it hands over).
+        const unsigned int sync_memops = 1;
+        if (d.set_pointer_attribute(&sync_memops, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, base) != CUDA_SUCCESS)
+            return fail(UCXDT_ERR_UNSUPPORTED, "CUDA IPC: cuPointerSetAttribute(SYNC_MEMOPS) refused this memory");
         cudaIpcMemHandle_t h{};
         const cudaError_t err = cudaIpcGetMemHandle(&h, reinterpret_cast<void *>(base));
         if (err != cudaSuccess) {

@@ -40,8 +40,10 @@ inline bool ipc_covers(const IpcRef &ref, int64_t lo, int64_t hi) {
 /// over NVLink or PCIe).
 bool ipc_on_device(const IpcRef &ref, int device);
 
-/// Fills `ref` for the device memory at `ptr`. UCXDT_ERR_UNSUPPORTED when the memory cannot be
-/// exported (not device memory, or from a pool allocator without legacy IPC); thread-safe.
+/// Fills `ref` for the device memory at `ptr`. The first export of an allocation sets its
+/// CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, which waits for synchronous copies into it still pending:
+/// a peer's GPU then sees their bytes. UCXDT_ERR_UNSUPPORTED when the memory cannot be exported
+/// (not device memory, or from a pool allocator without legacy IPC); thread-safe.
 ucxdt_status_t ipc_export(const void *ptr, IpcRef *ref);
 
 /// Imports peers' memory into this process, on the GPU current at map time. Not thread-safe:

@@ -18,6 +18,7 @@
 #include <hwloc.h>
 #include <hwloc/cudart.h>
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -655,6 +656,67 @@ TEST(RndvGpu, LargeContiguousMessagesAreWrittenBySender) {
     EXPECT_EQ(run_case(p, rows, rows, 5, 0x7a0, false, Mem::cuda, Mem::cuda, -1, 6), "")
         << "320,000 B into a receive of 384,000 B";
     EXPECT_EQ(sent(r, AmKind::rtr) - rtr0, 1u) << "320,000 B into a receive of 384,000 B";
+}
+
+// Whether the driver's CU_POINTER_ATTRIBUTE_SYNC_MEMOPS is set on the allocation at `ptr`
+// (-1 when it cannot be told).
+int sync_memops(const void *ptr) {
+    using Get = CUresult (*)(void *, CUpointer_attribute, CUdeviceptr);
+    static Get get = [] {
+        void *fn = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &fn, 12000, cudaEnableDefault, &q) !=
+                cudaSuccess || q != cudaDriverEntryPointSuccess)
+            fn = nullptr;
+        return reinterpret_cast<Get>(fn);
+    }();
+    unsigned int on = 0;
+    if (!get || get(&on, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return -1;
+    return on ? 1 : 0;
+}
+
+// A synchronous copy into device memory may return before its bytes land, and a peer's GPU
+// that reads or writes the buffer over CUDA IPC is not ordered after it (the bug that lost
+// small pulled messages under pml ucxdt). So every buffer handed to the peer, the sender's that
+// the receiver pulls from and the receive that the sender writes into, is marked SYNC_MEMOPS
+// (ipc_export), which waits for such copies; one that is not handed over keeps the driver's
+// default. A buffer freed and allocated again at the same address is marked anew.
+TEST(RndvGpu, BuffersHandedToThePeerWaitForSynchronousCopies) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    ScopedEnv env{{"UCXDT_CUDA_IPC", "y"}, {"UCXDT_IPC_PULL_SIZE", "65536"}};
+    Pair p{Config{1024, 16384, 2, 8}};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    struct Case {
+        int64_t doubles;
+        int send_marked, recv_marked;
+    };
+    // 32,000 B: the receiver pulls from the send buffer; 320,000 B: the sender writes the receive.
+    const Case cases[] = {{4000, 1, 0}, {40000, 1, 1}, {4000, 1, 0}};
+    for (size_t i = 0; i < std::size(cases); ++i) {
+        const Case &c = cases[i];
+        const std::string what = "case " + std::to_string(i) + ", " + std::to_string(c.doubles * 8) + " B";
+        const size_t bytes = static_cast<size_t>(c.doubles) * 8;
+        std::vector<double> in(static_cast<size_t>(c.doubles)), out(in.size());
+        for (size_t k = 0; k < in.size(); ++k) in[k] = static_cast<double>(k * 7 + i);
+        void *sbuf = nullptr, *rbuf = nullptr;
+        ASSERT_EQ(cudaMalloc(&sbuf, bytes), cudaSuccess);
+        ASSERT_EQ(cudaMalloc(&rbuf, bytes), cudaSuccess);
+        EXPECT_EQ(sync_memops(sbuf), 0) << what << ": a new allocation";
+        ASSERT_EQ(cudaMemcpy(sbuf, in.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+        ASSERT_EQ(cudaMemset(rbuf, 0, bytes), cudaSuccess);
+        Type t(*L::contiguous(c.doubles, dbl));
+        ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], rbuf, 1, t.h, 43, ~0ull, nullptr);
+        ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], sbuf, 1, t.h, 43, nullptr);
+        EXPECT_EQ(p.wait(rreq), UCXDT_OK) << what;
+        EXPECT_EQ(p.wait(sreq), UCXDT_OK) << what;
+        EXPECT_EQ(sync_memops(sbuf), c.send_marked) << what << ": the send buffer";
+        EXPECT_EQ(sync_memops(rbuf), c.recv_marked) << what << ": the receive buffer";
+        ASSERT_EQ(cudaMemcpy(out.data(), rbuf, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_EQ(in, out) << what;
+        cudaFree(sbuf);  // the next case's allocations may take the same addresses
+        cudaFree(rbuf);
+    }
 }
 
 // A strided send into a strided receive whose runs have the same length: each run is copied
