@@ -14,13 +14,15 @@ int pml_ucxdt_mpi_error(ucxdt_status_t st) {
     case UCXDT_ERR_TRUNCATED: return MPI_ERR_TRUNCATE;
     case UCXDT_ERR_TYPE_MISMATCH: return MPI_ERR_TYPE;
     case UCXDT_ERR_INVALID_PARAM: return MPI_ERR_ARG;
+    case UCXDT_ERR_OVERFLOW: return MPI_ERR_COUNT;  /* count x extent or a displacement past int64 */
+    case UCXDT_ERR_NOT_COMMITTED: return MPI_ERR_TYPE;
     case UCXDT_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
     case UCXDT_ERR_NO_MEMORY: return MPI_ERR_NO_MEM;
     case UCXDT_ERR_PEER_FAILURE: return MPI_ERR_PROC_FAILED;
     default:
         /* No MPI class says more than MPI_ERR_INTERN: say what ucxdt said (the thread's last
          * error names the failing step). */
-        opal_output(0, "pml ucxdt: %s: %s", ucxdt_status_string(st), ucxdt_last_error());
+        opal_output(0, "pml ucxdt: %s", *ucxdt_last_error() ? ucxdt_last_error() : ucxdt_status_string(st));
         return MPI_ERR_INTERN;
     }
 }
@@ -198,7 +200,14 @@ int pml_ucxdt_start(size_t count, ompi_request_t **requests) {
         pml_ucxdt_request_t *r = (pml_ucxdt_request_t *)requests[i];
         if (!r || r->ompi.req_type != OMPI_REQUEST_PML || r->ompi.req_start != pml_ucxdt_start) continue;
         const int rc = pml_ucxdt_request_post(r);
-        if (rc != OMPI_SUCCESS) return rc;
+        if (rc != OMPI_SUCCESS) {
+            /* Nothing was posted: inactive again, so that MPI_Wait returns at once with an
+             * empty status instead of waiting for an operation that never began. */
+            r->ompi.req_state = OMPI_REQUEST_INACTIVE;
+            r->ompi.req_complete = REQUEST_COMPLETED;
+            r->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
+            return rc;
+        }
     }
     return OMPI_SUCCESS;
 }

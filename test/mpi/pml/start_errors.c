@@ -1,0 +1,86 @@
+/* A persistent request whose MPI_Start cannot post its operation (MPI-4.1 §3.9): here a type
+ * whose extent, 2^62 bytes, overflows at a count of 4, which ucxdt refuses when the operation is
+ * posted. Under MPI_ERRORS_RETURN, MPI_Start must return the error and leave the request
+ * inactive: MPI_Wait on it returns at once with an empty status, instead of waiting for an
+ * operation that never began (an alarm fails the test after 10 s), and it can be freed. The
+ * same for a receive, then a valid persistent exchange between the two ranks still works. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static int failures = 0;
+
+static void check(int ok, int rank, const char *what) {
+    if (ok) return;
+    printf("start_errors: rank %d: %s\n", rank, what);
+    fflush(stdout);
+    ++failures;
+}
+
+/* Starts *req, which must fail to post, then waits for it and frees it. */
+static void failed_start(MPI_Request *req, int rank, const char *what) {
+    char line[160];
+    const int rc = MPI_Start(req);
+    snprintf(line, sizeof line, "%s: MPI_Start returned MPI_SUCCESS for an overflowing count", what);
+    check(rc != MPI_SUCCESS, rank, line);
+    MPI_Status st;
+    alarm(10);
+    const int wrc = MPI_Wait(req, &st);
+    alarm(0);
+    int count = -1;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    snprintf(line, sizeof line, "%s: MPI_Wait after the failed start: rc %d, source %d, tag %d, count %d "
+             "(want success and an empty status)", what, wrc, st.MPI_SOURCE, st.MPI_TAG, count);
+    check(wrc == MPI_SUCCESS && st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG && count == 0, rank, line);
+    snprintf(line, sizeof line, "%s: MPI_Request_free", what);
+    check(MPI_Request_free(req) == MPI_SUCCESS && *req == MPI_REQUEST_NULL, rank, line);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (rank == 0) printf("start_errors: needs 2 ranks\n");
+        MPI_Finalize();
+        return 2;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const int peer = 1 - rank;
+    MPI_Datatype huge;
+    MPI_Type_create_resized(MPI_BYTE, 0, (MPI_Aint)1 << 62, &huge);
+    MPI_Type_commit(&huge);
+    static char buf[64];
+    MPI_Request req;
+
+    MPI_Send_init(buf, 4, huge, peer, 7, MPI_COMM_WORLD, &req);
+    failed_start(&req, rank, "send");
+    MPI_Recv_init(buf, 4, huge, peer, 7, MPI_COMM_WORLD, &req);
+    failed_start(&req, rank, "receive");
+    MPI_Type_free(&huge);
+
+    /* The PML still moves messages: three rounds of a persistent exchange. */
+    int out[4], in[4];
+    MPI_Request rq[2];
+    MPI_Recv_init(in, 4, MPI_INT, peer, 8, MPI_COMM_WORLD, &rq[0]);
+    MPI_Send_init(out, 4, MPI_INT, peer, 8, MPI_COMM_WORLD, &rq[1]);
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < 4; ++i) out[i] = 1000 * rank + 10 * round + i, in[i] = -1;
+        alarm(10);
+        const int rc = MPI_Startall(2, rq) == MPI_SUCCESS && MPI_Waitall(2, rq, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
+        alarm(0);
+        int ok = rc;
+        for (int i = 0; i < 4; ++i) ok = ok && in[i] == 1000 * peer + 10 * round + i;
+        check(ok, rank, "a valid persistent exchange after the failed starts");
+    }
+    MPI_Request_free(&rq[0]);
+    MPI_Request_free(&rq[1]);
+
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("start_errors: %s (%d failures)\n", all ? "FAILED" : "OK", all);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
