@@ -10,6 +10,8 @@
 #include "opal/util/output.h"
 #include "ompi/proc/proc.h"
 
+#include <time.h>
+
 static void peer_failed(void *arg, ucp_ep_h ep, ucs_status_t status) {
     (void)ep;
     struct pml_ucxdt_peer *p = arg;
@@ -20,14 +22,26 @@ static void peer_failed(void *arg, ucp_ep_h ep, ucs_status_t status) {
 }
 
 /* Closes p's UCP endpoint at once (UCP_EP_CLOSE_FLAG_FORCE): a peer that stopped may never
- * answer a flush. */
+ * answer a flush. The close is local, but its wait is bounded all the same (finalize must not
+ * hang): after PML_UCXDT_CLOSE_SECONDS the request is left to UCP, which ucp_worker_destroy
+ * reclaims. */
+#define PML_UCXDT_CLOSE_SECONDS 5.0
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 static void close_ep(struct pml_ucxdt_peer *p) {
     ucp_request_param_t params = {0};
     params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     params.flags = UCP_EP_CLOSE_FLAG_FORCE;
     ucs_status_ptr_t c = ucp_ep_close_nbx(p->ucp_ep, &params);
     if (UCS_PTR_IS_PTR(c)) {
-        while (ucp_request_check_status(c) == UCS_INPROGRESS) ucp_worker_progress(pml_ucxdt.ucp_worker);
+        const double until = now_s() + PML_UCXDT_CLOSE_SECONDS;
+        while (ucp_request_check_status(c) == UCS_INPROGRESS && now_s() < until)
+            ucp_worker_progress(pml_ucxdt.ucp_worker);
+        if (ucp_request_check_status(c) == UCS_INPROGRESS)
+            opal_output(0, "pml ucxdt: closing an endpoint took over %.0f s: left to UCP", PML_UCXDT_CLOSE_SECONDS);
         ucp_request_free(c);
     }
     p->ucp_ep = NULL;
