@@ -71,11 +71,13 @@ Bytes sent_stream(const L::TypeDesc &d, int64_t count, uint64_t seed, int64_t fi
 }
 
 bool g_device = false;
+bool g_managed = false;
 
 std::byte *mpi_buffer(const Bytes &b, std::shared_ptr<std::byte> &keep) {
-    if (!g_device) return const_cast<std::byte *>(b.data());
+    if (!g_device && !g_managed) return const_cast<std::byte *>(b.data());
     void *p = nullptr;
-    if (cudaMalloc(&p, std::max<size_t>(b.size(), 1)) != cudaSuccess)
+    const size_t n = std::max<size_t>(b.size(), 1);
+    if ((g_managed ? cudaMallocManaged(&p, n) : cudaMalloc(&p, n)) != cudaSuccess)
         throw std::runtime_error("cudaMalloc of a test buffer failed");
     keep.reset(static_cast<std::byte *>(p), [](std::byte *q) { cudaFree(q); });
     if (cudaMemcpy(p, b.data(), b.size(), cudaMemcpyHostToDevice) != cudaSuccess)

@@ -22,9 +22,11 @@ using Bytes = std::vector<std::byte>;
 /// --mem device: every buffer handed to MPI is a GPU copy of its host image (cudaMalloc), so
 /// that the interposer routes it through the GPU engine and the MPI moves device memory.
 extern bool g_device;
+/// --mem managed: the same in CUDA managed memory (cudaMallocManaged), which the CPU may touch too.
+extern bool g_managed;
 
-/// The buffer to hand to MPI for host bytes b: b itself, or (g_device) a device copy of them
-/// that `keep` owns.
+/// The buffer to hand to MPI for host bytes b: b itself, or (g_device, g_managed) a GPU copy
+/// of them that `keep` owns.
 std::byte *mpi_buffer(const Bytes &b, std::shared_ptr<std::byte> &keep);
 
 /// Throws std::runtime_error naming `call` unless rc is MPI_SUCCESS. A failed call leaves the

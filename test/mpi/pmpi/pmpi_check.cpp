@@ -5,7 +5,8 @@
 //                pmpi_check_<mpi> --expect-interposer [--seed S] [--types N] [--max-size BYTES]
 //   mpirun -np N pmpi_check_<mpi> [--seed S] [--types N] [--max-size BYTES]
 // --mem device hands MPI device copies of every buffer (GPU 0; needs a CUDA-aware MPI without
-// the interposer).
+// the interposer); --mem managed managed-memory copies (which Open MPI's CPU paths may touch,
+// so no call is skipped for them).
 //
 // For each of N random type pairs (a type and a relayout of the same signature, drawn alike
 // on every rank) it runs one point-to-point case, one collective case and one MPI_Pack case,
@@ -74,8 +75,11 @@ std::string parse(int argc, char **argv, Options &o) {
         else if (a == "--seed" && has_value) o.seed = std::strtoull(argv[++i], nullptr, 0);
         else if (a == "--types" && has_value) o.types = std::strtoll(argv[++i], nullptr, 0);
         else if (a == "--max-size" && has_value) o.max_size = std::strtoll(argv[++i], nullptr, 0);
-        else if (a == "--mem" && has_value && (std::string(argv[i + 1]) == "host" || std::string(argv[i + 1]) == "device"))
-            g_device = std::string(argv[++i]) == "device";
+        else if (a == "--mem" && has_value && (std::string(argv[i + 1]) == "host" || std::string(argv[i + 1]) == "device" ||
+                                               std::string(argv[i + 1]) == "managed")) {
+            g_device = std::string(argv[i + 1]) == "device";
+            g_managed = std::string(argv[++i]) == "managed";
+        }
         else return "unknown or incomplete option " + a;
     }
     if (o.types < 1 || o.max_size < 1) return "--types and --max-size take numbers >= 1";
