@@ -56,7 +56,7 @@ static int wait_and_free(ompi_request_t *r, ompi_status_public_t *status) {
  * of the attached buffer (the packed size, which MPI_Pack_size reserves) by Open MPI's
  * convertor, which reads host and device memory alike, and sent from there as packed data
  * (MPI_PACKED: any receive of the type takes it); the space returns when the send ends. */
-static int m_bsend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag, ompi_communicator_t *comm) {
+int pml_ucxdt_bsend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag, ompi_communicator_t *comm) {
     size_t size = 0;
     ompi_datatype_type_size(dt, &size);
     const size_t bytes = size * count;
@@ -91,7 +91,7 @@ static int m_bsend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, 
 static int m_isend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
                  mca_pml_base_send_mode_t mode, ompi_communicator_t *comm, ompi_request_t **request) {
     if (mode == MCA_PML_BASE_SEND_BUFFERED) {
-        const int rc = m_bsend(buf, count, dt, dst, tag, comm);
+        const int rc = pml_ucxdt_bsend(buf, count, dt, dst, tag, comm);
         if (rc != OMPI_SUCCESS) return rc;
         *request = &ompi_request_empty;  /* complete: the data is in the attached buffer */
         return OMPI_SUCCESS;
@@ -101,7 +101,7 @@ static int m_isend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, 
 
 static int m_send(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
                 mca_pml_base_send_mode_t mode, ompi_communicator_t *comm) {
-    if (mode == MCA_PML_BASE_SEND_BUFFERED) return m_bsend(buf, count, dt, dst, tag, comm);
+    if (mode == MCA_PML_BASE_SEND_BUFFERED) return pml_ucxdt_bsend(buf, count, dt, dst, tag, comm);
     ompi_request_t *r;
     const int rc = post(PML_UCXDT_SEND, buf, count, dt, dst, tag, mode, comm, &r);
     return rc != OMPI_SUCCESS ? rc : wait_and_free(r, MPI_STATUS_IGNORE);

@@ -136,6 +136,8 @@ int pml_ucxdt_start(size_t count, ompi_request_t **requests);
 
 /* p2p.c and probe.c: the module's calls */
 int pml_ucxdt_progress(void);
+/* A buffered send (MPI_Bsend's semantics): complete when it returns OMPI_SUCCESS. */
+int pml_ucxdt_bsend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag, ompi_communicator_t *comm);
 
 END_C_DECLS
 

@@ -199,6 +199,18 @@ int pml_ucxdt_start(size_t count, ompi_request_t **requests) {
     for (size_t i = 0; i < count; ++i) {
         pml_ucxdt_request_t *r = (pml_ucxdt_request_t *)requests[i];
         if (!r || r->ompi.req_type != OMPI_REQUEST_PML || r->ompi.req_start != pml_ucxdt_start) continue;
+        if (r->kind == PML_UCXDT_SEND && r->mode == MCA_PML_BASE_SEND_BUFFERED) {
+            /* A buffered send completes locally (MPI-4.1 §3.6): each start sends a packed copy
+             * from the attached buffer, and the request is complete at once. */
+            const int rc = pml_ucxdt_bsend(r->buf, r->count, r->dt, r->peer, r->tag, r->comm);
+            if (rc != OMPI_SUCCESS) return rc;  /* still inactive */
+            r->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
+            r->ompi.req_status._cancelled = 0;
+            r->ompi.req_state = OMPI_REQUEST_ACTIVE;
+            r->ompi.req_complete = REQUEST_PENDING;
+            ompi_request_complete(&r->ompi, true);
+            continue;
+        }
         const int rc = pml_ucxdt_request_post(r);
         if (rc != OMPI_SUCCESS) {
             /* Nothing was posted: inactive again, so that MPI_Wait returns at once with an

@@ -1,9 +1,14 @@
-/* A persistent request whose MPI_Start cannot post its operation (MPI-4.1 §3.9): here a type
- * whose extent, 2^62 bytes, overflows at a count of 4, which ucxdt refuses when the operation is
- * posted. Under MPI_ERRORS_RETURN, MPI_Start must return the error and leave the request
- * inactive: MPI_Wait on it returns at once with an empty status, instead of waiting for an
- * operation that never began (an alarm fails the test after 10 s), and it can be freed. The
- * same for a receive, then a valid persistent exchange between the two ranks still works. */
+/* Persistent requests at their start (MPI-4.1 §3.9) where the start itself decides the outcome:
+ * - One whose MPI_Start cannot post its operation: here a type whose extent, 2^62 bytes,
+ *   overflows at a count of 4, which ucxdt refuses when the operation is posted. Under
+ *   MPI_ERRORS_RETURN, MPI_Start must return the error and leave the request inactive: MPI_Wait
+ *   on it returns at once with an empty status, instead of waiting for an operation that never
+ *   began, and it can be freed. The same for a receive; then a valid persistent exchange
+ *   between the two ranks still works.
+ * - A persistent buffered send (MPI_Bsend_init) of 1 MiB, larger than any eager message: it
+ *   completes locally (§3.6), so rank 0's MPI_Wait returns before rank 1 posts the receive,
+ *   which it does only after a barrier that follows that wait.
+ * An alarm fails the test when a wait hangs (10 s). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +18,7 @@ static int failures = 0;
 
 static void check(int ok, int rank, const char *what) {
     if (ok) return;
-    printf("start_errors: rank %d: %s\n", rank, what);
+    printf("persistent_start: rank %d: %s\n", rank, what);
     fflush(stdout);
     ++failures;
 }
@@ -43,7 +48,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2) {
-        if (rank == 0) printf("start_errors: needs 2 ranks\n");
+        if (rank == 0) printf("persistent_start: needs 2 ranks\n");
         MPI_Finalize();
         return 2;
     }
@@ -78,9 +83,38 @@ int main(int argc, char **argv) {
     MPI_Request_free(&rq[0]);
     MPI_Request_free(&rq[1]);
 
+    enum { big = 1 << 17 };  /* doubles: 1 MiB */
+    static double bsent[big], brecv[big];
+    static char attached[2 * (big * sizeof(double) + MPI_BSEND_OVERHEAD)];  /* both rounds: the first may still be in flight */
+    MPI_Buffer_attach(attached, sizeof attached);
+    for (int round = 0; round < 2; ++round) {
+        if (rank == 0) {
+            for (int i = 0; i < big; ++i) bsent[i] = round * 1e6 + i;
+            MPI_Request b;
+            MPI_Bsend_init(bsent, big, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD, &b);
+            alarm(10);
+            check(MPI_Start(&b) == MPI_SUCCESS && MPI_Wait(&b, MPI_STATUS_IGNORE) == MPI_SUCCESS, rank,
+                  "a persistent buffered send");
+            alarm(0);
+            MPI_Request_free(&b);
+            MPI_Barrier(MPI_COMM_WORLD);  /* only now does rank 1 post its receive */
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+            alarm(10);
+            const int rc = MPI_Recv(brecv, big, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            alarm(0);
+            int ok = rc == MPI_SUCCESS;
+            for (int i = 0; i < big && ok; ++i) ok = brecv[i] == round * 1e6 + i;
+            check(ok, rank, "the receive of a persistent buffered send");
+        }
+    }
+    void *detached;
+    int detached_size;
+    MPI_Buffer_detach(&detached, &detached_size);
+
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) printf("start_errors: %s (%d failures)\n", all ? "FAILED" : "OK", all);
+    if (rank == 0) printf("persistent_start: %s (%d failures)\n", all ? "FAILED" : "OK", all);
     MPI_Finalize();
     return all ? 1 : 0;
 }
