@@ -193,33 +193,42 @@ int pml_ucxdt_request_post_matched(pml_ucxdt_request_t *r, ucxdt_tag_message_h m
     return posted(r, ucxdt_tag_msg_recv_nbx(pml_ucxdt.worker, r->buf, (int64_t)r->count, type, message, &p));
 }
 
+/* Completes a persistent request at its start: a buffered send (err MPI_SUCCESS), or an
+ * operation that could not be posted (err its error, which MPI_Wait returns and MPI_Waitall
+ * puts in its status). */
+static void start_complete(pml_ucxdt_request_t *r, int err) {
+    ompi_status_public_t *s = &r->ompi.req_status;
+    s->MPI_SOURCE = MPI_ANY_SOURCE;
+    s->MPI_TAG = MPI_ANY_TAG;
+    s->MPI_ERROR = err;
+    s->_cancelled = 0;
+    s->_ucount = 0;
+    r->op = NULL;
+    r->done = true;
+    r->ompi.req_state = OMPI_REQUEST_ACTIVE;
+    r->ompi.req_complete = REQUEST_PENDING;
+    ompi_request_complete(&r->ompi, true);
+}
+
 /* MPI_Start and MPI_Startall (MPI-4.1 §3.9): each inactive persistent request of ours posts
- * its operation again; other requests of the array belong to other layers. */
+ * its operation again; other requests of the array belong to other layers. A request that
+ * cannot post completes with its error and the others still start: Open MPI's MPI_Startall
+ * ignores what this returns (the first error), so the error must reach the request's wait. */
 int pml_ucxdt_start(size_t count, ompi_request_t **requests) {
+    int first = OMPI_SUCCESS;
     for (size_t i = 0; i < count; ++i) {
         pml_ucxdt_request_t *r = (pml_ucxdt_request_t *)requests[i];
         if (!r || r->ompi.req_type != OMPI_REQUEST_PML || r->ompi.req_start != pml_ucxdt_start) continue;
+        int rc;
         if (r->kind == PML_UCXDT_SEND && r->mode == MCA_PML_BASE_SEND_BUFFERED) {
             /* A buffered send completes locally (MPI-4.1 §3.6): each start sends a packed copy
              * from the attached buffer, and the request is complete at once. */
-            const int rc = pml_ucxdt_bsend(r->buf, r->count, r->dt, r->peer, r->tag, r->comm);
-            if (rc != OMPI_SUCCESS) return rc;  /* still inactive */
-            r->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
-            r->ompi.req_status._cancelled = 0;
-            r->ompi.req_state = OMPI_REQUEST_ACTIVE;
-            r->ompi.req_complete = REQUEST_PENDING;
-            ompi_request_complete(&r->ompi, true);
-            continue;
+            rc = pml_ucxdt_bsend(r->buf, r->count, r->dt, r->peer, r->tag, r->comm);
+            start_complete(r, rc);
+        } else if ((rc = pml_ucxdt_request_post(r)) != OMPI_SUCCESS) {
+            start_complete(r, rc);  /* nothing was posted */
         }
-        const int rc = pml_ucxdt_request_post(r);
-        if (rc != OMPI_SUCCESS) {
-            /* Nothing was posted: inactive again, so that MPI_Wait returns at once with an
-             * empty status instead of waiting for an operation that never began. */
-            r->ompi.req_state = OMPI_REQUEST_INACTIVE;
-            r->ompi.req_complete = REQUEST_COMPLETED;
-            r->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
-            return rc;
-        }
+        if (rc != OMPI_SUCCESS && first == OMPI_SUCCESS) first = rc;
     }
-    return OMPI_SUCCESS;
+    return first;
 }
