@@ -119,9 +119,8 @@ pml_ucxdt_request_t *pml_ucxdt_request_new(pml_ucxdt_kind_t kind, ompi_communica
     return r;
 }
 
-/* Readies r for a new operation: status cleared, active, pending; the operation's type and
- * the ucxdt request parameters (callback and r as user data) filled in. */
-static int begin(pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_param_t *p) {
+/* Readies r for a new operation: status cleared, active, pending. */
+static void activate(pml_ucxdt_request_t *r) {
     ompi_status_public_t *s = &r->ompi.req_status;
     s->MPI_SOURCE = MPI_ANY_SOURCE;
     s->MPI_TAG = MPI_ANY_TAG;
@@ -131,6 +130,12 @@ static int begin(pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_param
     r->ompi.req_state = OMPI_REQUEST_ACTIVE;
     r->ompi.req_complete = REQUEST_PENDING;
     r->done = false;
+}
+
+/* activate(r), then the operation's type and the ucxdt request parameters (callback and r as
+ * user data) filled in. */
+static int begin(pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_param_t *p) {
+    activate(r);
     if (r->count > (size_t)INT64_MAX) return MPI_ERR_COUNT;
     bool packed = false;
     const int rc = pml_ucxdt_type(r->dt, type, &packed);
@@ -197,17 +202,8 @@ int pml_ucxdt_request_post_matched(pml_ucxdt_request_t *r, ucxdt_tag_message_h m
  * operation that could not be posted (err its error, which MPI_Wait returns and MPI_Waitall
  * puts in its status). */
 static void start_complete(pml_ucxdt_request_t *r, int err) {
-    ompi_status_public_t *s = &r->ompi.req_status;
-    s->MPI_SOURCE = MPI_ANY_SOURCE;
-    s->MPI_TAG = MPI_ANY_TAG;
-    s->MPI_ERROR = err;
-    s->_cancelled = 0;
-    s->_ucount = 0;
-    r->op = NULL;
-    r->done = true;
-    r->ompi.req_state = OMPI_REQUEST_ACTIVE;
-    r->ompi.req_complete = REQUEST_PENDING;
-    ompi_request_complete(&r->ompi, true);
+    activate(r);
+    request_done(r, err);
 }
 
 /* MPI_Start and MPI_Startall (MPI-4.1 §3.9): each inactive persistent request of ours posts
