@@ -218,7 +218,8 @@ enum ucxdt_worker_params_field {
     UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE       = 1u << 2,
     UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH  = 1u << 3,
     UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS   = 1u << 4,
-    UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT     = 1u << 5
+    UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT     = 1u << 5,
+    UCXDT_WORKER_PARAM_FIELD_PLAIN_TAG_BIT   = 1u << 6
 };
 
 typedef struct {
@@ -229,6 +230,20 @@ typedef struct {
     int depth;                 /**< fragments in flight per request, >= 1 */
     int staging_slots;         /**< fragments of staging per worker and memory kind, >= depth */
     ucp_context_h ucp_context; /**< required: the context of ucp_worker (memory registration) */
+    /** One bit of UCP's 64-bit tag (e.g. 1ull << 40) that the user's tags never set. With it,
+     *  sends of contiguous host memory (a dense layout, not UCXDT_SEND_FLAG_SYNC) go as plain
+     *  UCP tagged messages with that bit set: ucp_tag_send_nbx of the bytes, UCP's own eager and
+     *  rendezvous protocols, no ucxdt header (so no type signature: the receive takes them as
+     *  packed data, UCXDT_SEND_FLAG_PACKED). Since a receive cannot know which form its sender
+     *  chose, the worker then matches every tagged message itself, in arrival order: it takes
+     *  messages out of UCP with ucp_tag_probe_nb(remove) as progress finds them and receives
+     *  each with ucp_tag_msg_recv_nbx, a plain one straight into a contiguous host receive
+     *  (else through a host buffer, as an eager message). The worker must then own every
+     *  tagged message of its ucp_worker_h (no tag traffic of the application's own on it).
+     *  Unset, or UCXDT_PLAIN_MESSAGES=n in the environment: every message is ucxdt's, matched
+     *  by UCP. Semantics as UCP's tag matching (MPI-4.1 §3.5, non-overtaking per sender);
+     *  pml ucxdt sets it (docs/pml.md). */
+    ucp_tag_t plain_tag_bit;
 } ucxdt_worker_params_t;
 
 enum ucxdt_ep_params_field { UCXDT_EP_PARAM_FIELD_UCP_EP = 1u << 0 };

@@ -67,8 +67,10 @@ static int setup(bool threads) {
             return opal_output(0, "pml ucxdt: this UCX gives no thread-safe worker (MPI_THREAD_MULTIPLE)"), OMPI_ERROR;
     }
     ucxdt_worker_params_t dp = {0};
-    dp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT;
+    dp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT |
+                    UCXDT_WORKER_PARAM_FIELD_PLAIN_TAG_BIT;
     dp.ucp_worker = pml_ucxdt.ucp_worker;
+    dp.plain_tag_bit = PML_UCXDT_PLAIN_BIT;  /* contiguous host messages as pml ucx sends them */
     dp.ucp_context = pml_ucxdt.context;
     if (ucxdt_worker_create(&dp, &pml_ucxdt.worker) != UCXDT_OK)
         return opal_output(0, "pml ucxdt: ucxdt_worker_create: %s", ucxdt_last_error()), OMPI_ERROR;

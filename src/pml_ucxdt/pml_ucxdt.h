@@ -31,14 +31,17 @@ BEGIN_C_DECLS
  *             the PML does not claim extended CIDs);
  * bits 20-39: the sender's rank in the communicator (in its local group for intercommunicators,
  *             which is the receiver's remote group);
- * bits 40-63: the MPI tag, two's complement. Collectives use negative tags, which
+ * bit  40:    set by ucxdt on a plain message (ucxdt_worker_params_t::plain_tag_bit: contiguous
+ *             host data as UCP's own message), never by the PML;
+ * bits 41-63: the MPI tag, two's complement. Collectives use negative tags, which
  *             MPI_ANY_TAG must not match (MPI-4.1 §3.2.3 gives users only 0..MPI_TAG_UB), so an
  *             MPI_ANY_TAG receive still matches bit 63, the tag's sign, against 0. */
 #define PML_UCXDT_CID_BITS 20
 #define PML_UCXDT_RANK_BITS 20
-#define PML_UCXDT_TAG_BITS 24
+#define PML_UCXDT_TAG_BITS 23
 #define PML_UCXDT_RANK_SHIFT PML_UCXDT_CID_BITS
-#define PML_UCXDT_TAG_SHIFT (PML_UCXDT_CID_BITS + PML_UCXDT_RANK_BITS)
+#define PML_UCXDT_PLAIN_BIT (UINT64_C(1) << (PML_UCXDT_CID_BITS + PML_UCXDT_RANK_BITS))
+#define PML_UCXDT_TAG_SHIFT (PML_UCXDT_CID_BITS + PML_UCXDT_RANK_BITS + 1)
 #define PML_UCXDT_CID_MASK ((UINT64_C(1) << PML_UCXDT_CID_BITS) - 1)
 #define PML_UCXDT_RANK_MASK (((UINT64_C(1) << PML_UCXDT_RANK_BITS) - 1) << PML_UCXDT_RANK_SHIFT)
 #define PML_UCXDT_TAG_MASK (~UINT64_C(0) << PML_UCXDT_TAG_SHIFT)

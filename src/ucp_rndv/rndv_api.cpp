@@ -1,5 +1,6 @@
 // The C entry points of include/ucxdt/ucxdt_ucp.h.
 #include "ucp_dt/api_util.hpp"
+#include "base/address.hpp"
 #include "base/checked.hpp"
 #include "base/env.hpp"
 #include "ucp_rndv/rndv_worker.hpp"
@@ -62,6 +63,35 @@ void tag_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t 
     ucp_request_free(request);
 }
 
+// A plain send (Config::plain_bit) goes to UCP before any request of ours exists: most complete
+// in the call (eager), and need none. One that UCP keeps gets its request then (plain_send_kept),
+// which UCP's callback finds by UCP's request (Worker::plain_sends). Any doubt (bad arguments,
+// a layout that is not contiguous host memory, earlier sends still unsent, a timeline to keep)
+// leaves the send to the request path, which reports the errors: returns false.
+bool send_plain_first(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag,
+                      const ucxdt_request_param_t *param, ucs_status_ptr_t *sent) {
+    Worker *w = ep->worker;
+    if (!w->cfg.plain_bit || !ep->unsent.empty() || (tag & w->cfg.plain_bit) || count < 0 || w->timeline) return false;
+    if (param && (param->field_mask & UCXDT_REQUEST_PARAM_FIELD_FLAGS) && (param->flags & ~UCXDT_SEND_FLAG_PACKED))
+        return false;
+    try {
+        std::shared_ptr<Type> t;
+        PlanPtr plan;
+        if (resolve(type, "type", &t) || require_committed(*t, "type") || get_plan(*t, count, &plan))
+            return clear_error(), false;
+        if (plan->cls != UCXDT_PLAN_CONTIGUOUS || layout_gpu(*plan, buffer) >= 0) return false;
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        p.cb.send = plain_sent;
+        p.user_data = w;
+        *sent = ucp_tag_send_nbx(ep->ucp_ep, at(const_cast<void *>(buffer), plan->base),
+                                 static_cast<size_t>(plan->packed_size), tag | w->cfg.plain_bit, &p);
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
 // UCP's error handler as ucxdt_ep_params_set_err_handler sets it.
 void ep_error_handler(void *arg, ucp_ep_h ep, ucs_status_t status) {
     const auto *h = static_cast<const Worker::ErrHandler *>(arg);
@@ -70,6 +100,37 @@ void ep_error_handler(void *arg, ucp_ep_h ep, ucs_status_t status) {
 }
 
 }  // namespace
+
+ucxdt_status_t ucxdt::rndv::Worker::post_recv(Request *r, ucp_tag_message_h handle) {
+    ucp_request_param_t p{};
+    // No immediate completion: the callback (maybe called inside this call) then sees
+    // every receive, with its length and sender tag.
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    p.cb.recv = tag_received;
+    p.user_data = r;
+    // A host layout takes the message through the wire datatype, whose callbacks may run
+    // inside this call (an unexpected message); a GPU layout lands it in its wire slot.
+    void *landing = r;
+    size_t count = 1;
+    if (r->gpu < 0) {
+        r->by_wire_dt = true;
+        p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+        p.datatype = wire_dt;
+    } else {
+        landing = wire_alloc(r, landing_bytes(cfg));
+        count = r->wire_len;
+    }
+    const ucs_status_ptr_t s = handle ? ucp_tag_msg_recv_nbx(ucp_worker, landing, count, handle, &p)
+                                      : ucp_tag_recv_nbx(ucp_worker, landing, count, r->tag, r->tag_mask, &p);
+    if (UCS_PTR_IS_ERR(s))
+        return fail(UCXDT_ERR_UCX, std::string(handle ? "ucp_tag_msg_recv_nbx: " : "ucp_tag_recv_nbx: ") +
+                                       ucs_status_string(UCS_PTR_STATUS(s)));
+    if (s == nullptr) return fail(UCXDT_ERR_UCX, "UCP's tagged receive completed without a request");
+    ++r->ucp_ops;
+    ++r->ucp_pending;
+    if (!r->ucp_done && !handle) r->ucp_req = s;  // cancelable until matched
+    return UCXDT_OK;
+}
 
 extern "C" {
 
@@ -110,6 +171,12 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         if (m & UCXDT_WORKER_PARAM_FIELD_FRAG_SIZE) c.frag = params->frag_size;
         if (m & UCXDT_WORKER_PARAM_FIELD_PIPELINE_DEPTH) c.depth = params->depth;
         if (m & UCXDT_WORKER_PARAM_FIELD_STAGING_SLOTS) c.slots = params->staging_slots;
+        if (m & UCXDT_WORKER_PARAM_FIELD_PLAIN_TAG_BIT) {
+            const ucp_tag_t b = params->plain_tag_bit;
+            if (b == 0 || (b & (b - 1)) != 0)
+                return fail(UCXDT_ERR_INVALID_PARAM, "plain_tag_bit must be exactly one bit of the tag");
+            if (env_flag("UCXDT_PLAIN_MESSAGES", true)) c.plain_bit = b;
+        }
         if (c.eager < 0 || c.eager > (64 << 20) || c.host_eager < 0 || c.host_eager > (64 << 20))
             return fail(UCXDT_ERR_INVALID_PARAM, "eager thresholds must be in [0, 64 MiB]");
         if (c.frag < 4096 || c.frag > (int64_t(1) << 30))
@@ -156,6 +223,8 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
     // wait is completed as canceled. The AM handler is removed before the worker goes.
     for (auto &[id, r] : w->requests)
         if (!r->is_send && r->ucp_req) ucp_request_cancel(w->ucp_worker, r->ucp_req);
+    for (Request *r : w->posted) w->complete(r, UCXDT_ERR_CANCELED);
+    w->posted.clear();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     while (!w->events.empty() || std::chrono::steady_clock::now() < deadline) {
         w->progress();
@@ -310,14 +379,35 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
     if (!ep) return error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "ep must not be NULL"));
     Worker *w = ep->worker;
     WorkerLock lock(w);
+    ucs_status_ptr_t sent = nullptr;
+    if (send_plain_first(ep, buffer, count, type, tag, param, &sent)) {
+        if (sent == nullptr) return nullptr;
+        if (UCS_PTR_IS_ERR(sent)) return error_ptr(Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(sent)));
+    }
     Request *r = w->new_request(true, param);
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
         if (ucxdt_status_t e = check_flags(r, UCXDT_SEND_FLAG_SYNC | UCXDT_SEND_FLAG_PACKED)) return e;
         if (ucxdt_status_t e = prepare(r, const_cast<void *>(buffer), count, type)) return e;
         r->ep = ep;
         r->tag = tag;
+        if (tag & w->cfg.plain_bit)
+            return fail(UCXDT_ERR_INVALID_PARAM, "the tag sets the worker's plain_tag_bit");
+        if (sent) {  // UCP has it, and its callback names r from now on
+            r->plain = true;
+            r->tag = tag | w->cfg.plain_bit;
+            r->hdr.kind = TagKind::eager;
+            ++r->ucp_ops, ++r->ucp_pending;
+            w->plain_sends[sent] = r;
+            return UCXDT_OK;
+        }
         ep->unsent.push_back(r);  // its tagged message goes after those of earlier sends
         r->unsent = true;
+        if (w->cfg.plain_bit && r->contig && !(r->param.flags & UCXDT_SEND_FLAG_SYNC)) {
+            r->plain = true;  // UCP's own protocols move the bytes (post_tagged)
+            r->tag |= w->cfg.plain_bit;
+            r->hdr.kind = TagKind::eager;  // complete when UCP is done with the buffer
+            return w->send_tagged(r);
+        }
         TagHeader &h = r->hdr;
         h.magic = kMagic;
         h.sender_uuid = w->uuid;
@@ -376,35 +466,16 @@ ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64
         if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
         r->tag = tag;
         r->tag_mask = tag_mask;
+        if (const ucp_tag_t b = w->cfg.plain_bit) {  // matched here, in arrival order
+            r->tag &= ~b, r->tag_mask &= ~b;
+            w->take_arrivals();
+            if (Message *m = w->probed_match(r->tag, r->tag_mask)) return w->take(m, r), UCXDT_OK;
+            w->posted.push_back(r);
+            return UCXDT_OK;
+        }
         // A message that a probe took out of UCP matches first: it came before UCP's.
         if (Message *m = w->probed.empty() ? nullptr : w->probed_match(tag, tag_mask)) return w->claim(m, r), UCXDT_OK;
-        ucp_request_param_t p{};
-        // No immediate completion: the callback (maybe called inside this call) then sees
-        // every receive, with its length and sender tag.
-        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                         UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-        p.cb.recv = tag_received;
-        p.user_data = r;
-        // A host layout takes the message through the wire datatype, whose callbacks may run
-        // inside this call (an unexpected message); a GPU layout lands it in its wire slot.
-        void *landing = r;
-        size_t count = 1;
-        if (r->gpu < 0) {
-            r->by_wire_dt = true;
-            p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-            p.datatype = w->wire_dt;
-        } else {
-            landing = w->wire_alloc(r, landing_bytes(w->cfg));
-            count = r->wire_len;
-        }
-        ucs_status_ptr_t s = ucp_tag_recv_nbx(w->ucp_worker, landing, count, tag, tag_mask, &p);
-        if (UCS_PTR_IS_ERR(s))
-            return fail(UCXDT_ERR_UCX, std::string("ucp_tag_recv_nbx: ") + ucs_status_string(UCS_PTR_STATUS(s)));
-        if (s == nullptr) return fail(UCXDT_ERR_UCX, "ucp_tag_recv_nbx completed without a request");
-        ++r->ucp_ops;
-        ++r->ucp_pending;
-        if (!r->ucp_done) r->ucp_req = s;
-        return UCXDT_OK;
+        return w->post_recv(r, nullptr);
     });
     if (st) {
         w->complete(r, st);
@@ -441,7 +512,7 @@ ucxdt_status_ptr_t ucxdt_tag_msg_recv_nbx(ucxdt_worker_h worker, void *buffer, i
         if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
         r->tag = m->sender_tag;
         r->tag_mask = ~ucp_tag_t{0};
-        w->claim(m, r);
+        w->take(m, r);
         return UCXDT_OK;
     });
     if (st) {  // the message stays, for another ucxdt_tag_msg_recv_nbx
@@ -477,8 +548,13 @@ int ucxdt_tag_recv_request_test(void *request, ucxdt_tag_recv_info_t *info) {
 void ucxdt_request_cancel(ucxdt_worker_h worker, void *request) {
     auto *r = static_cast<Request *>(request);
     WorkerLock lock(worker);
-    if (!worker || r->is_send || r->matched || !r->ucp_req) return;
-    ucp_request_cancel(worker->ucp_worker, r->ucp_req);
+    if (!worker || r->is_send || r->matched) return;
+    if (auto it = std::find(worker->posted.begin(), worker->posted.end(), r); it != worker->posted.end()) {
+        worker->posted.erase(it);  // matching in arrival order: never posted to UCP
+        worker->complete(r, UCXDT_ERR_CANCELED);
+        return;
+    }
+    if (r->ucp_req) ucp_request_cancel(worker->ucp_worker, r->ucp_req);
 }
 
 void ucxdt_request_free(void *request) {

@@ -1,7 +1,12 @@
 // Probed messages (include/ucxdt/ucxdt_ucp.h, ucxdt_tag_probe_nb): a probe takes a tagged
 // message out of UCP's unexpected queue and receives it, since its packed length is in the
 // ucxdt header; the message then waits in Worker::probed for the receive that claims it.
+// With plain messages (ucxdt_worker_params_t::plain_tag_bit) every message leaves UCP this way,
+// in arrival order, and the worker matches it to its receives itself.
 #include "ucp_rndv/rndv_worker.hpp"
+
+#include "base/address.hpp"
+#include "base/error.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -23,8 +28,37 @@ void probe_received(void *request, ucs_status_t status, const ucp_tag_recv_info_
 
 }  // namespace
 
+// A plain message's UCP receive: into the receive's buffer (Request::plain), or into its wire
+// buffer after an eager header that makes it an eager message of packed data.
+void plain_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user_data) {
+    auto *r = static_cast<Request *>(user_data);
+    if (ucp_callback(r, request)) return;
+    Event &e = r->worker->events.emplace_back();
+    e.kind = Event::tag_recv_done;
+    e.req = r;
+    e.status = status;
+    e.sender_tag = r->sender_tag;
+    if (info) e.length = info->length + (r->plain ? 0 : kEagerHeaderBytes);
+    r->ucp_done = true;
+    r->worker->mark(r, "ucp_received");
+    ucp_request_free(request);
+}
+
+// Whether a plain message of `length` bytes may land in r: UCXDT_OK, else r's error. Packed
+// data: the receive must have room, and its primitives must hold it whole.
+ucxdt_status_t plain_fits(const Request *r, size_t length) {
+    TagHeader h{};
+    h.packed = static_cast<int64_t>(length);
+    h.sig_length = kPackedSignature;
+    return check_signature(r, h);
+}
+
+// Called back for messages given back unreceived: nothing waits for them.
+void dropped(void *, ucs_status_t, const ucp_tag_recv_info_t *, void *) {}
+
 ucxdt_tag_recv_info_t Message::info() const {
     ucxdt_tag_recv_info_t i{sender_tag, static_cast<int64_t>(length)};
+    if (plain) return i;
     TagHeader h{};
     if (length >= kEagerHeaderBytes) {
         std::memcpy(&h, data.data(), kEagerHeaderBytes);
@@ -39,7 +73,30 @@ Message *Worker::probed_match(ucp_tag_t tag, ucp_tag_t mask) const {
     return nullptr;
 }
 
+// Receives message m's ucxdt header and data, all of it (an eager message, or an RTS).
+static void fetch(Message *m, ucp_worker_h uw, ucp_tag_message_h um, size_t length) {
+    m->data.resize(length);
+    ucp_request_param_t p{};
+    // The callback runs inside this call when the message is all here (NO_IMM_CMPL).
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE |
+                     UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    p.cb.recv = probe_received;
+    p.user_data = m;
+    p.datatype = ucp_dt_make_contig(1);
+    const ucs_status_ptr_t s = ucp_tag_msg_recv_nbx(uw, m->data.data(), length, um, &p);
+    if (UCS_PTR_IS_ERR(s)) m->arrived = true, m->status = UCS_PTR_STATUS(s);
+}
+
 Message *Worker::probe(ucp_tag_t tag, ucp_tag_t mask) {
+    if (const ucp_tag_t b = cfg.plain_bit) {  // every message has left UCP in arrival order
+        take_arrivals();
+        Message *m = probed_match(tag & ~b, mask & ~b);
+        if (m && m->handle && !m->plain) {  // its packed length is in its header: received now
+            const ucp_tag_message_h um = std::exchange(m->handle, nullptr);
+            fetch(m, ucp_worker, um, m->length);
+        }
+        return m;
+    }
     Message *m = probed_match(tag, mask);
     // A message whose receive from UCP failed (its peer did) is no message: dropped.
     while (m && m->arrived && m->status != UCS_OK) {
@@ -54,18 +111,101 @@ Message *Worker::probe(ucp_tag_t tag, ucp_tag_t mask) {
     m = new ucxdt_tag_message;
     m->worker = this;
     m->sender_tag = ui.sender_tag;
-    m->data.resize(ui.length);
     probed.push_back(m);
-    ucp_request_param_t p{};
-    // The callback runs inside this call when the message is all here (NO_IMM_CMPL).
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE |
-                     UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    p.cb.recv = probe_received;
-    p.user_data = m;
-    p.datatype = ucp_dt_make_contig(1);
-    const ucs_status_ptr_t s = ucp_tag_msg_recv_nbx(ucp_worker, m->data.data(), ui.length, um, &p);
-    if (UCS_PTR_IS_ERR(s)) m->arrived = true, m->status = UCS_PTR_STATUS(s);
+    fetch(m, ucp_worker, um, ui.length);
     return m;
+}
+
+unsigned Worker::take_arrivals() {
+    unsigned n = 0;
+    ucp_tag_recv_info_t ui{};
+    // Mask 0: UCP's oldest message, whatever its tag.
+    while (const ucp_tag_message_h um = ucp_tag_probe_nb(ucp_worker, 0, 0, 1, &ui)) {
+        ++n;
+        const bool plain = (ui.sender_tag & cfg.plain_bit) != 0;
+        const ucp_tag_t tag = ui.sender_tag & ~cfg.plain_bit;
+        const auto it = std::find_if(posted.begin(), posted.end(),
+                                     [tag](const Request *r) { return ((tag ^ r->tag) & r->tag_mask) == 0; });
+        if (it != posted.end()) {
+            Request *r = *it;
+            posted.erase(it);
+            receive_message(r, um, tag, ui.length, plain);
+            continue;
+        }
+        Message *m = new ucxdt_tag_message;
+        m->worker = this;
+        m->sender_tag = tag;
+        m->handle = um;
+        m->plain = plain;
+        m->length = ui.length;
+        m->arrived = plain;  // a probe answers from the tag and length alone
+        probed.push_back(m);
+    }
+    return n;
+}
+
+void Worker::take(Message *m, Request *r) {
+    if (!m->handle) return claim(m, r);
+    probed.erase(std::find(probed.begin(), probed.end(), m));
+    receive_message(r, m->handle, m->sender_tag, m->length, m->plain);
+    destroy(m);
+}
+
+void Worker::receive_message(Request *r, ucp_tag_message_h um, ucp_tag_t sender_tag, size_t length, bool plain) {
+    r->matched = true;  // no longer cancelable
+    r->sender_tag = sender_tag;
+    mark(r, "taken");
+    ucxdt_status_t st = UCXDT_OK;
+    if (!plain) {
+        st = post_recv(r, um);
+    } else if ((st = plain_fits(r, length))) {
+        drop_message(um);  // nothing is written
+    } else {
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE |
+                         UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+        p.cb.recv = plain_received;
+        p.user_data = r;
+        p.datatype = ucp_dt_make_contig(1);
+        // Straight into a contiguous host buffer (UCP truncates what does not fit, and says so);
+        // any other layout takes it as an eager message of packed data (recv_matched).
+        r->plain = r->contig;
+        char *dst;
+        size_t cap;
+        if (r->plain) {
+            dst = at(r->buffer, r->plan->base);
+            cap = static_cast<size_t>(r->packed);
+        } else {
+            r->by_wire_dt = false;
+            char *w = wire_alloc(r, kEagerHeaderBytes + length);
+            TagHeader h{};
+            h.magic = kMagic;
+            h.kind = TagKind::eager;
+            h.packed = static_cast<int64_t>(length);
+            h.sig_length = kPackedSignature;
+            std::memcpy(w, &h, kEagerHeaderBytes);
+            dst = w + kEagerHeaderBytes;
+            cap = length;
+        }
+        const ucs_status_ptr_t s = ucp_tag_msg_recv_nbx(ucp_worker, dst, cap, um, &p);
+        if (UCS_PTR_IS_ERR(s)) st = ucx_error("ucp_tag_msg_recv_nbx", UCS_PTR_STATUS(s));
+        else ++r->ucp_ops, ++r->ucp_pending;
+    }
+    if (st) complete(r, st);
+}
+
+void Worker::drop_message(ucp_tag_message_h um) {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE;
+    p.cb.recv = dropped;
+    p.datatype = ucp_dt_make_contig(1);
+    const ucs_status_ptr_t s = ucp_tag_msg_recv_nbx(ucp_worker, nullptr, 0, um, &p);  // truncated
+    if (UCS_PTR_IS_PTR(s)) ucp_request_free(s);
+}
+
+void Worker::recv_plain_done(Request *r, size_t length) {
+    r->packed = static_cast<int64_t>(length);  // checked before it was received (plain_fits)
+    complete(r, UCXDT_OK);
 }
 
 void Worker::claim(Message *m, Request *r) {
@@ -103,7 +243,8 @@ unsigned Worker::deliver_probed() {
 
 void Worker::drop_probed() {
     for (Message *m : probed) {
-        if (m->arrived) destroy(m);
+        if (m->handle) drop_message(m->handle), destroy(m);
+        else if (m->arrived) destroy(m);
         else m->worker = nullptr;  // UCP's callback frees it
     }
     probed.clear();

@@ -15,8 +15,7 @@ namespace ucxdt::rndv {
 
 namespace {
 
-void tag_sent(void *request, ucs_status_t status, void *user_data) {
-    auto *r = static_cast<Request *>(user_data);
+void sent(Request *r, void *request, ucs_status_t status) {
     if (ucp_callback(r, request)) return;
     Event &e = r->worker->events.emplace_back();  // in place: an Event is 416 bytes
     e.kind = Event::tag_send_done;
@@ -25,7 +24,19 @@ void tag_sent(void *request, ucs_status_t status, void *user_data) {
     ucp_request_free(request);
 }
 
+void tag_sent(void *request, ucs_status_t status, void *user_data) {
+    sent(static_cast<Request *>(user_data), request, status);
+}
+
 }  // namespace
+
+void plain_sent(void *request, ucs_status_t status, void *user_data) {
+    auto *w = static_cast<Worker *>(user_data);
+    const auto it = w->plain_sends.find(request);
+    Request *r = it->second;
+    w->plain_sends.erase(it);
+    sent(r, request, status);
+}
 
 namespace {
 
@@ -43,8 +54,10 @@ ucxdt_status_t post_tagged(Request *r) {
     // receive takes it, and ucxdt_tag_probe_nb takes one out of UCP to read its header. Its
     // eager_sync message waits for the receiver's ATS instead, sent when a receive matched it.
     ucs_status_ptr_t s;
-    r->worker->mark(r, eager ? "eager_sent" : "rts_sent");
-    if (r->by_wire_dt) {  // packed by UCP through the wire datatype (wire_dt.cpp)
+    r->worker->mark(r, r->plain ? "plain_sent" : eager ? "eager_sent" : "rts_sent");
+    if (r->plain) {  // the contiguous host buffer as it is, by UCP's own protocols
+        s = ucp_tag_send_nbx(r->ep->ucp_ep, at(r->buffer, r->plan->base), static_cast<size_t>(r->packed), r->tag, &p);
+    } else if (r->by_wire_dt) {  // packed by UCP through the wire datatype (wire_dt.cpp)
         p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
         p.datatype = r->worker->wire_dt;
         s = ucp_tag_send_nbx(r->ep->ucp_ep, r, 1, r->tag, &p);

@@ -312,8 +312,13 @@ bool Worker::ipc_reaches(ucp_ep_h ep, uint64_t peer_node, uint64_t peer_process,
 unsigned Worker::progress() {
     if (!launching.empty()) flush_idle_launches();  // what the calls since the last progress issued
     unsigned n = ucp_worker_progress(ucp_worker);
-    n += poll_gpu();
+    if (cfg.plain_bit) n += take_arrivals();
+    if (!gpu_ops.empty()) n += poll_gpu();
     if (!probed.empty()) n += deliver_probed();
+    // Idle polling (a wait for the next message) stops here: the rest works through queues.
+    if (events.empty() && waiting.empty() && launching.empty() && unsent_due.empty() && completed.empty() &&
+        extensions.empty())
+        return n;
     // In batches: an event handled may queue more, which the next batch takes, in order. The
     // batch's buffer is kept for the next call (a deque node or vector per message cost a
     // malloc and a free); a nested call would take an empty one.
@@ -335,6 +340,7 @@ unsigned Worker::progress() {
                 else if (e.status == UCS_ERR_CANCELED) complete(e.req, UCXDT_ERR_CANCELED);
                 else if (e.status == UCS_ERR_MESSAGE_TRUNCATED) complete(e.req, UCXDT_ERR_TRUNCATED);
                 else if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_recv_nbx", e.status));
+                else if (e.req->plain) recv_plain_done(e.req, e.length);
                 else if (!recv_matched(e.req, e))
                     waiting.push_back(e.req);
                 // UCP is done with it, and what the RTS carried is copied out; eager data the GPU

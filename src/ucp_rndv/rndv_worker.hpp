@@ -66,6 +66,9 @@ struct Config {
                                       // as active messages (get: the receiver GETs them)
     bool host_shm = true;             // UCXDT_HOST_SHM: a receiver on the sender's node unpacks
                                       // from the sender's slots in place when it can map them
+    ucp_tag_t plain_bit = 0;          // ucxdt_worker_params_t::plain_tag_bit (UCXDT_PLAIN_MESSAGES):
+                                      // contiguous host sends go as plain UCP messages with this
+                                      // bit, and the worker matches in arrival order (0: off)
 };
 
 /// Bytes a posted receive reserves for the tagged message: an eager message of either memory
@@ -123,6 +126,8 @@ struct Request {
     TypePtr type;
     PlanPtr plan;
     bool contig = false;  // the buffer is the packed stream, and UCP may GET to or from it
+    bool plain = false;   // a plain UCP message (Config::plain_bit): the send's bytes as they are,
+                          // or the receive's, landing straight in its contiguous buffer
     bool dense = false;   // the buffer is the packed stream (host or GPU)
     int gpu = -1;         // the GPU of the layout, -1 for host memory
     int64_t packed = 0;   // send: bytes sent; receive: capacity, then bytes received
@@ -238,7 +243,12 @@ struct Request {
 /// ucxdt_tag_recv_nbx matches before it posts to UCP, or ucxdt_tag_msg_recv_nbx by handle.
 struct Message {
     Worker *worker = nullptr;  // nullptr once the worker is destroyed with UCP's receive pending
-    ucp_tag_t sender_tag = 0;
+    ucp_tag_t sender_tag = 0;  // without Config::plain_bit
+    // Matching in arrival order (Config::plain_bit): the message as UCP's probe left it, not yet
+    // received (ucp_tag_msg_recv_nbx takes it when a receive claims it, or a probe reads its
+    // header), and whether it is a plain message, of `length` bytes, with no ucxdt header.
+    ucp_tag_message_h handle = nullptr;
+    bool plain = false;
     Bytes data;                // the tagged message, as UCP delivers it
     size_t length = 0;         // bytes of it received
     bool arrived = false;      // UCP's receive of it completed, with `status`
@@ -292,6 +302,9 @@ struct FragOp {
 };
 /// UCP's completion callback (ucp_send_nbx_callback_t) of a FragOp `user_data`; frees both.
 void frag_op_done(void *request, ucs_status_t status, void *user_data);
+/// UCP's callback of a plain send posted before its request existed (user_data: the worker,
+/// which finds the request in plain_sends).
+void plain_sent(void *request, ucs_status_t status, void *user_data);
 /// After posting op's UCP operation with status pointer `s`: when UCP finished it at once
 /// (nullptr) or failed it (an error pointer), no callback will come, so op completes now.
 void frag_op_posted(ucs_status_ptr_t s, FragOp *op);
@@ -349,6 +362,8 @@ struct Worker {
     std::vector<Request *> spare_completed;  // likewise for the callbacks' list
     std::deque<Request *> waiting;                        // for staging or for a HELLO
     std::deque<Message *> probed;                         // taken out of UCP by probes, in order
+    std::deque<Request *> posted;  // matching in arrival order: receives no message matched yet
+    std::unordered_map<void *, Request *> plain_sends;  // UCP's request -> ours (send_plain_first)
     // ATSs of eager_sync messages matched before their sender's HELLO came: (sender, ATS).
     std::vector<std::pair<uint64_t, AmHeader>> sync_due;
     std::vector<uint64_t> unsent_due;                     // endpoints (ids) whose unsent head ended
@@ -549,6 +564,20 @@ struct Worker {
     Message *probe(ucp_tag_t tag, ucp_tag_t mask);
     /// r takes m: delivered (as UCP's receive would) once m has arrived, at the next progress.
     void claim(Message *m, Request *r);
+    // Matching in arrival order (Config::plain_bit; rndv_probe.cpp).
+    /// Takes every message UCP holds, oldest first, each to the first posted receive it
+    /// matches, else into `probed`.
+    unsigned take_arrivals();
+    /// r takes m: a message not yet received from UCP is received for r now (m goes), else claim.
+    void take(Message *m, Request *r);
+    /// Receives UCP message `handle` (`plain`, of `length` bytes, tag `sender_tag`) for r.
+    void receive_message(Request *r, ucp_tag_message_h handle, ucp_tag_t sender_tag, size_t length, bool plain);
+    /// Posts r's receive of a ucxdt message to UCP: by tag and mask, or of `handle` (from a probe).
+    ucxdt_status_t post_recv(Request *r, ucp_tag_message_h handle);
+    /// A plain message landed in r's buffer (`length` bytes): r completes.
+    void recv_plain_done(Request *r, size_t length);
+    /// Gives UCP back a message that nothing receives (received into no buffer, truncated).
+    void drop_message(ucp_tag_message_h handle);
     /// Hands each arrived, claimed message to its receive (recv_matched), in progress.
     unsigned deliver_probed();
     /// Worker destruction: messages UCP still receives are left to its callback, the rest freed.

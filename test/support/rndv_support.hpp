@@ -19,6 +19,7 @@ namespace ucxdt::testing {
 struct RndvConfig {
     int64_t eager = 1024, frag = 16384;
     int depth = 2, slots = 8;
+    int plain_bit = -1;  // >= 0: plain messages with this bit of the tag (plain_tag_bit)
 };
 
 /// "" on success, else what failed.
@@ -35,6 +36,14 @@ inline std::string create_rndv_worker(ucp_context_h ctx, ucp_worker_h worker, co
     wp.frag_size = c.frag;
     wp.depth = c.depth;
     wp.staging_slots = c.slots;
+    // A variant's setting (test/CMakeLists.txt): the tests again with plain messages and the
+    // worker's matching in arrival order.
+    const char *variant = std::getenv("UCXDT_TEST_PLAIN_TAG_BIT");
+    const int bit = c.plain_bit >= 0 ? c.plain_bit : variant ? std::atoi(variant) : -1;
+    if (bit >= 0) {
+        wp.field_mask |= UCXDT_WORKER_PARAM_FIELD_PLAIN_TAG_BIT;
+        wp.plain_tag_bit = ucp_tag_t{1} << bit;
+    }
     return ucxdt_worker_create(&wp, out) == UCXDT_OK ? "" : std::string("ucxdt_worker_create: ") + ucxdt_last_error();
 }
 
