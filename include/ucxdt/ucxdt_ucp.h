@@ -9,7 +9,10 @@
  * mask, so order and matching semantics are UCP's (MPI-4.1 3.5 non-overtaking between a pair of
  * endpoints), and an application may mix these calls with its own UCP tag traffic on the same
  * worker as long as the tags do not collide. A message that ucxdt_tag_probe_nb has taken out of
- * UCP matches before UCP's, in the order it arrived. The tagged messages of one endpoint go in the order
+ * UCP matches before UCP's, in the order it arrived. With plain messages
+ * (ucxdt_worker_params_t::plain_tag_bit) the worker matches every message itself instead, by the
+ * same rules: it takes each out of UCP in arrival order and gives it to the first posted receive
+ * that matches it, or keeps it for the next. The tagged messages of one endpoint go in the order
  * of the calls: a send whose first message waits (for its GPU pack, or for staging slots, which
  * sends take in call order) holds back those of later sends on that endpoint.
  *

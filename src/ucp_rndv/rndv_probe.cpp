@@ -88,21 +88,21 @@ static void fetch(Message *m, ucp_worker_h uw, ucp_tag_message_h um, size_t leng
 }
 
 Message *Worker::probe(ucp_tag_t tag, ucp_tag_t mask) {
-    if (const ucp_tag_t b = cfg.plain_bit) {  // every message has left UCP in arrival order
-        take_arrivals();
-        Message *m = probed_match(tag & ~b, mask & ~b);
-        if (m && m->handle && !m->plain) {  // its packed length is in its header: received now
-            const ucp_tag_message_h um = std::exchange(m->handle, nullptr);
-            fetch(m, ucp_worker, um, m->length);
-        }
-        return m;
-    }
+    const ucp_tag_t b = cfg.plain_bit;
+    if (b) take_arrivals(), tag &= ~b, mask &= ~b;  // every message has left UCP, in arrival order
     Message *m = probed_match(tag, mask);
     // A message whose receive from UCP failed (its peer did) is no message: dropped.
     while (m && m->arrived && m->status != UCS_OK) {
         probed.erase(std::find(probed.begin(), probed.end(), m));
         destroy(m);
         m = probed_match(tag, mask);
+    }
+    if (b) {
+        if (m && m->handle && !m->plain) {  // its packed length is in its header: received now
+            const ucp_tag_message_h um = std::exchange(m->handle, nullptr);
+            fetch(m, ucp_worker, um, m->length);
+        }
+        return m;
     }
     if (m) return m;
     ucp_tag_recv_info_t ui{};
