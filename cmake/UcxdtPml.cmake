@@ -31,6 +31,12 @@ set_target_properties(pml_ucxdt PROPERTIES
   BUILD_RPATH "${PROJECT_BINARY_DIR};${_p}/lib"
   INSTALL_RPATH "$ORIGIN/..")
 target_link_libraries(pml_ucxdt PRIVATE ucxdt ucxdt_mpi_ompi5 ucxdt_ompi5 PkgConfig::UCX)
+# Open MPI's free lists (opal_free_list_get) compare-and-swap 128 bits inline, as Open MPI's own
+# build does with -mcx16 (OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128); without it the builtin is an
+# undefined libatomic call.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  target_compile_options(pml_ucxdt PRIVATE -mcx16)
+endif()
 # coll ucxdt (src/coll_ucxdt): the self block of the collectives, through the PML.
 file(GLOB _coll_sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/coll_ucxdt/*.c")
 add_library(coll_ucxdt MODULE ${_coll_sources})

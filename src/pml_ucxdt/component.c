@@ -38,6 +38,7 @@ static void teardown(void) {
     if (pml_ucxdt.address) ucp_worker_release_address(pml_ucxdt.ucp_worker, pml_ucxdt.address), pml_ucxdt.address = NULL;
     if (pml_ucxdt.ucp_worker) ucp_worker_destroy(pml_ucxdt.ucp_worker), pml_ucxdt.ucp_worker = NULL;
     if (pml_ucxdt.context) ucp_cleanup(pml_ucxdt.context), pml_ucxdt.context = NULL;
+    pml_ucxdt_requests_fini();
     OBJ_DESTRUCT(&pml_ucxdt.lock);
 }
 
@@ -95,7 +96,7 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
     (void)progress_threads;
     OBJ_CONSTRUCT(&pml_ucxdt.lock, opal_recursive_mutex_t);
     pml_ucxdt.type_keyval = MPI_KEYVAL_INVALID;
-    if (setup(mpi_threads) != OMPI_SUCCESS) {
+    if (pml_ucxdt_requests_init() != OPAL_SUCCESS || setup(mpi_threads) != OMPI_SUCCESS) {
         teardown();
         return NULL;
     }

@@ -29,8 +29,7 @@ static int post(pml_ucxdt_kind_t kind, const void *buf, size_t count, ompi_datat
     if (!r) return OMPI_ERR_OUT_OF_RESOURCE;
     const int rc = pml_ucxdt_request_post(r);
     if (rc != OMPI_SUCCESS) {
-        OMPI_REQUEST_FINI(&r->ompi);
-        OBJ_RELEASE(r);
+        pml_ucxdt_request_release(r);
         return rc;
     }
     *request = &r->ompi;
@@ -82,8 +81,7 @@ int pml_ucxdt_bsend(const void *buf, size_t count, ompi_datatype_t *dt, int dst,
     r->free_called = true;
     if ((rc = pml_ucxdt_request_post(r)) != OMPI_SUCCESS) {
         mca_pml_base_bsend_request_free(space);
-        OMPI_REQUEST_FINI(&r->ompi);
-        OBJ_RELEASE(r);
+        pml_ucxdt_request_release(r);
     }
     return rc;
 }
@@ -198,8 +196,7 @@ static int m_imrecv(void *buf, size_t count, ompi_datatype_t *dt, ompi_message_t
     if (!r) return OMPI_ERR_OUT_OF_RESOURCE;
     const int rc = pml_ucxdt_request_post_matched(r, msg->req_ptr);
     if (rc != OMPI_SUCCESS) {  /* the message stays for another matched receive */
-        OMPI_REQUEST_FINI(&r->ompi);
-        OBJ_RELEASE(r);
+        pml_ucxdt_request_release(r);
         return rc;
     }
     ompi_message_return(msg);

@@ -18,6 +18,7 @@
 #include "ompi/mca/pml/pml.h"
 #include "ompi/message/message.h"
 #include "ompi/request/request.h"
+#include "opal/class/opal_free_list.h"
 #include "opal/mca/threads/mutex.h"
 
 #include <ucp/api/ucp.h>
@@ -80,6 +81,8 @@ typedef struct {
     struct pml_ucxdt_peer *peers;  /* by rank in MPI_COMM_WORLD (vpid), made on first use */
     size_t npeers;
     opal_recursive_mutex_t lock;   /* the peer table, under MPI_THREAD_MULTIPLE */
+    opal_free_list_t requests;     /* pml_ucxdt_request_t, reused: a malloc and a free per message cost
+                                      as much as UCP's own work on a small one */
     int type_keyval;               /* the attribute that frees a user type's cached ucxdt type */
     struct pml_ucxdt_dtype *predefined[OMPI_DATATYPE_MAX_PREDEFINED];  /* their cache entries (datatype.c) */
     int priority;
@@ -131,6 +134,10 @@ typedef struct {
 OBJ_CLASS_DECLARATION(pml_ucxdt_request_t);
 
 pml_ucxdt_request_t *pml_ucxdt_request_new(pml_ucxdt_kind_t kind, ompi_communicator_t *comm, bool persistent);
+/* Returns r to the free list (its operation ended or never started). */
+void pml_ucxdt_request_release(pml_ucxdt_request_t *r);
+int pml_ucxdt_requests_init(void);
+void pml_ucxdt_requests_fini(void);
 /* Posts the request's operation (its fields say which); OMPI_SUCCESS or an MPI error. */
 int pml_ucxdt_request_post(pml_ucxdt_request_t *r);
 /* Posts a receive of a message taken by a matched probe (MPI_Imrecv). */

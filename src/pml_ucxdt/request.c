@@ -27,7 +27,8 @@ int pml_ucxdt_mpi_error(ucxdt_status_t st) {
     }
 }
 
-static void request_construct(pml_ucxdt_request_t *r) {
+/* A request from the free list, as new (the list constructs each object once). */
+static void request_reset(pml_ucxdt_request_t *r) {
     r->op = NULL;
     r->done = false;
     r->free_called = false;
@@ -36,16 +37,22 @@ static void request_construct(pml_ucxdt_request_t *r) {
     r->comm = NULL;
 }
 
-static void request_destruct(pml_ucxdt_request_t *r) {
+OBJ_CLASS_INSTANCE(pml_ucxdt_request_t, ompi_request_t, NULL, NULL);
+
+void pml_ucxdt_request_release(pml_ucxdt_request_t *r) {
     if (r->ompi.req_persistent && r->dt) OMPI_DATATYPE_RELEASE(r->dt);
-}
-
-OBJ_CLASS_INSTANCE(pml_ucxdt_request_t, ompi_request_t, request_construct, request_destruct);
-
-static void request_release(pml_ucxdt_request_t *r) {
     OMPI_REQUEST_FINI(&r->ompi);
-    OBJ_RELEASE(r);
+    opal_free_list_return(&pml_ucxdt.requests, &r->ompi.super);
 }
+
+int pml_ucxdt_requests_init(void) {
+    OBJ_CONSTRUCT(&pml_ucxdt.requests, opal_free_list_t);
+    return opal_free_list_init(&pml_ucxdt.requests, sizeof(pml_ucxdt_request_t), opal_cache_line_size,
+                               OBJ_CLASS(pml_ucxdt_request_t), 0, opal_cache_line_size, 128, -1, 128, NULL, 0,
+                               NULL, NULL, NULL);
+}
+
+void pml_ucxdt_requests_fini(void) { OBJ_DESTRUCT(&pml_ucxdt.requests); }
 
 /* The operation ended with `err` (an MPI error class; the status's other fields are filled). */
 /* Under MPI_THREAD_MULTIPLE a thread may free r (request_free) while another's progress ends
@@ -59,7 +66,7 @@ static void request_done(pml_ucxdt_request_t *r, int err) {
     const bool release = r->free_called;  /* nobody waits for it */
     OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
     if (!release || r->ompi.req_persistent) ompi_request_complete(&r->ompi, true);
-    if (release) request_release(r);
+    if (release) pml_ucxdt_request_release(r);
 }
 
 static void send_done(void *op, ucxdt_status_t st, void *user_data) {
@@ -90,7 +97,7 @@ static int request_free(ompi_request_t **rp) {
     const bool running = r->op != NULL;
     r->free_called = running;  /* then released once its operation ends (request_done) */
     OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
-    if (!running) request_release(r);
+    if (!running) pml_ucxdt_request_release(r);
     return OMPI_SUCCESS;
 }
 
@@ -106,8 +113,9 @@ static int request_cancel(ompi_request_t *req, int flag) {
 }
 
 pml_ucxdt_request_t *pml_ucxdt_request_new(pml_ucxdt_kind_t kind, ompi_communicator_t *comm, bool persistent) {
-    pml_ucxdt_request_t *r = OBJ_NEW(pml_ucxdt_request_t);
+    pml_ucxdt_request_t *r = (pml_ucxdt_request_t *)opal_free_list_get(&pml_ucxdt.requests);
     if (!r) return NULL;
+    request_reset(r);
     OMPI_REQUEST_INIT(&r->ompi, persistent);
     r->ompi.req_type = OMPI_REQUEST_PML;
     r->ompi.req_free = request_free;

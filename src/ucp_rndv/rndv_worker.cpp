@@ -63,8 +63,16 @@ ucxdt_status_t Worker::take_slots(Request *r, int want) {
     return UCXDT_OK;
 }
 
+Worker::~Worker() {
+    for (void *m : spare_requests) ::operator delete(m);
+}
+
 Request *Worker::new_request(bool is_send, const ucxdt_request_param_t *param) {
-    auto *r = new Request;
+    // The memory is ::operator new's either way, so that `delete r` stays right for a request
+    // that outlives its worker (ucp_callback).
+    void *mem = spare_requests.empty() ? ::operator new(sizeof(Request)) : spare_requests.back();
+    if (!spare_requests.empty()) spare_requests.pop_back();
+    auto *r = new (mem) Request;
     r->worker = this;
     r->is_send = is_send;
     r->id = next_id++;
@@ -74,7 +82,15 @@ Request *Worker::new_request(bool is_send, const ucxdt_request_param_t *param) {
         r->param.user_data = param->user_data;
         if (param->field_mask & UCXDT_REQUEST_PARAM_FIELD_FLAGS) r->param.flags = param->flags;
     }
-    requests[r->id] = r;
+    if (!spare_nodes.empty()) {
+        auto node = std::move(spare_nodes.back());
+        spare_nodes.pop_back();
+        node.key() = r->id;
+        node.mapped() = r;
+        requests.insert(std::move(node));
+    } else {
+        requests.emplace(r->id, r);
+    }
     if (!is_send) ++recvs_in_progress;
     mark(r, "posted");
     return r;
@@ -146,8 +162,11 @@ void Worker::release(Request *r) {
     r->user_freed = true;
     if (r->status == UCXDT_INPROGRESS || r->callback_due || r->ucp_ops > 0) return;
     wire_free(r);  // a message that never reached UCP
-    requests.erase(r->id);
-    delete r;
+    if (auto node = requests.extract(r->id); node && spare_nodes.size() < kSpareRequests)
+        spare_nodes.push_back(std::move(node));
+    r->~Request();
+    if (spare_requests.size() < kSpareRequests) spare_requests.push_back(r);
+    else ::operator delete(r);
 }
 
 ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t type) {

@@ -350,6 +350,13 @@ struct Worker {
     uint64_t uuid = 0;
     uint64_t next_id = 1;
     std::unordered_map<uint64_t, Request *> requests;     // every live request by id
+    // Memory of released requests and nodes of `requests`, kept for the next ones: each message
+    // otherwise paid two mallocs and two frees (a request of about 1 KiB is past glibc's
+    // thread cache).
+    std::vector<void *> spare_requests;
+    std::vector<std::unordered_map<uint64_t, Request *>::node_type> spare_nodes;
+    static constexpr size_t kSpareRequests = 256;
+    ~Worker();
     uint64_t recvs_in_progress = 0;  // receives posted and not yet complete (strided_pull)
     uint64_t node = 0;                                    // this node (ucx_reach.hpp)
     uint64_t process = 0;                                 // this process (ucx_reach.hpp)
