@@ -27,6 +27,14 @@ static int component_register(void) {
                                           "Report peer failures and setup steps (0: errors only)",
                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                           MCA_BASE_VAR_SCOPE_LOCAL, &pml_ucxdt.verbose);
+    pml_ucxdt.peer_failure = true;
+    (void)mca_base_component_var_register(
+        &mca_pml_ucxdt_component.pmlm_version, "peer_failure",
+        "Detect failed peers (UCP_ERR_HANDLING_MODE_PEER): their operations end with MPI_ERR_PROC_FAILED "
+        "instead of waiting for the runtime. UCX then leaves out transports that cannot report a failure, "
+        "CMA's zero-copy among them, so large host messages between processes of a node move through "
+        "shared-memory copies (false: as pml ucx, a failed peer is left to the runtime)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_LOCAL, &pml_ucxdt.peer_failure);
     return OMPI_SUCCESS;
 }
 
@@ -48,7 +56,8 @@ static int setup(bool threads) {
     if (us != UCS_OK) return opal_output(0, "pml ucxdt: ucp_config_read: %s", ucs_status_string(us)), OMPI_ERROR;
     /* Peers' failures are reported (UCP_ERR_HANDLING_MODE_PEER); without this, shared memory
      * drops out of such endpoints and processes of one node talk over TCP. */
-    if (!getenv("UCX_MM_ERROR_HANDLING")) (void)ucp_config_modify(cfg, "MM_ERROR_HANDLING", "y");
+    if (pml_ucxdt.peer_failure && !getenv("UCX_MM_ERROR_HANDLING"))
+        (void)ucp_config_modify(cfg, "MM_ERROR_HANDLING", "y");
     ucp_params_t params = {0};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
     params.features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA;

@@ -59,7 +59,8 @@ static int peer_connect(ompi_proc_t *proc, struct pml_ucxdt_peer *p) {
     ucp_ep_params_t params = {0};
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
     params.address = address;
-    ucxdt_status_t st = ucxdt_ep_params_set_err_handler(&params, pml_ucxdt.worker, peer_failed, p);
+    ucxdt_status_t st = pml_ucxdt.peer_failure ? ucxdt_ep_params_set_err_handler(&params, pml_ucxdt.worker, peer_failed, p)
+                                               : UCXDT_OK;
     ucs_status_t us = st == UCXDT_OK ? ucp_ep_create(pml_ucxdt.ucp_worker, &params, &p->ucp_ep) : UCS_ERR_INVALID_PARAM;
     free(address);
     if (us != UCS_OK) {

@@ -87,6 +87,7 @@ typedef struct {
     struct pml_ucxdt_dtype *predefined[OMPI_DATATYPE_MAX_PREDEFINED];  /* their cache entries (datatype.c) */
     int priority;
     int verbose;
+    bool peer_failure;             /* UCP's peer error handling on endpoints (MCA pml_ucxdt_peer_failure) */
 } pml_ucxdt_state_t;
 
 extern pml_ucxdt_state_t pml_ucxdt;

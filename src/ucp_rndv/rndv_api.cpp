@@ -63,11 +63,15 @@ void tag_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t 
     ucp_request_free(request);
 }
 
-// A plain send (Config::plain_bit) goes to UCP before any request of ours exists: most complete
-// in the call (eager), and need none. One that UCP keeps gets its request then (plain_send_kept),
-// which UCP's callback finds by UCP's request (Worker::plain_sends). Any doubt (bad arguments,
+// A plain send (Config::plain_bit) of up to kPlainFirstBytes goes to UCP before any request of
+// ours exists: most such complete in the call (eager), and need none. One that UCP keeps gets
+// its request then, which UCP's callback finds by UCP's request (Worker::plain_sends). A larger
+// one (UCP's rendezvous, which always returns a request) takes the request path at once. Any
+// doubt (bad arguments,
 // a layout that is not contiguous host memory, earlier sends still unsent, a timeline to keep)
 // leaves the send to the request path, which reports the errors: returns false.
+constexpr int64_t kPlainFirstBytes = 8192;  // UCX's shared-memory eager limit is about this
+
 bool send_plain_first(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag,
                       const ucxdt_request_param_t *param, ucs_status_ptr_t *sent) {
     Worker *w = ep->worker;
@@ -79,7 +83,8 @@ bool send_plain_first(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t ty
         PlanPtr plan;
         if (resolve(type, "type", &t) || require_committed(*t, "type") || get_plan(*t, count, &plan))
             return clear_error(), false;
-        if (plan->cls != UCXDT_PLAN_CONTIGUOUS || layout_gpu(*plan, buffer) >= 0) return false;
+        if (plan->cls != UCXDT_PLAN_CONTIGUOUS || plan->packed_size > kPlainFirstBytes || layout_gpu(*plan, buffer) >= 0)
+            return false;
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
         p.cb.send = plain_sent;

@@ -150,6 +150,39 @@ TEST(RndvPlain, PlainAndUcxdtMessagesMatchInSendOrder) {
     }
 }
 
+// Small plain sends that UCP cannot send at once (its shared-memory queue full: the receiver
+// does not progress) get their request after UCP took them, and still complete in order with
+// their data once the receives come; the sender saw at least one such send.
+TEST(RndvPlain, SmallSendsThatUcpKeepsCompleteInOrder) {
+    T::RndvPair p{kConfig};
+    ASSERT_EQ(p.error, "");
+    for (int i = 0; i < 200; ++i) p.progress();
+    const int n = 1024;
+    const auto d = L::contiguous(512, dbl);  // 4 KiB
+    Type h(*d);
+    std::vector<std::unique_ptr<Buffer>> src, dst;
+    std::vector<std::vector<std::byte>> poison;
+    std::vector<ucxdt_status_ptr_t> sreq;
+    int kept = 0;
+    for (int i = 0; i < n; ++i) {
+        src.push_back(std::make_unique<Buffer>(*d, 1, 500 + i));
+        dst.push_back(std::make_unique<Buffer>(*d, 1, 900 + i));
+        poison.push_back(dst.back()->bytes);
+        sreq.push_back(ucxdt_tag_send_nbx(p.ep[0], src.back()->ptr(), 1, h.h, 0x77, nullptr));
+        ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreq.back())) << i << ": " << ucxdt_last_error();
+        kept += sreq.back() != nullptr;
+        ucxdt_worker_progress(p.w[0]);  // the sender only
+    }
+    EXPECT_GT(kept, 0) << "UCP sent every message at once: the case is not covered";
+    std::vector<ucxdt_status_ptr_t> rreq;
+    for (int i = 0; i < n; ++i) rreq.push_back(ucxdt_tag_recv_nbx(p.w[1], dst[i]->ptr(), 1, h.h, 0x77, ~0ull, nullptr));
+    for (int i = 0; i < n; ++i) {
+        EXPECT_EQ(status_name(p.wait(rreq[i])), status_name(UCXDT_OK)) << i;
+        EXPECT_EQ(status_name(p.wait(sreq[i])), status_name(UCXDT_OK)) << i;
+        EXPECT_EQ(T::check_received(*d, 1, *dst[i], poison[i], packed(*d, src[i]->ptr(), 1, 4096), 4096), "") << i;
+    }
+}
+
 // A plain message that its receive cannot hold fails that receive and writes nothing: too long
 // (UCXDT_ERR_TRUNCATED, eager and UCP's rendezvous, contiguous and vector receives), or ending
 // inside one of its primitives (12 bytes for doubles: UCXDT_ERR_TYPE_MISMATCH). A shorter one is
