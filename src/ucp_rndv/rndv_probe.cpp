@@ -73,17 +73,23 @@ Message *Worker::probed_match(ucp_tag_t tag, ucp_tag_t mask) const {
     return nullptr;
 }
 
+// Receives UCP message `um` as `length` bytes at `buf`; `cb` gets `user_data`, also when the
+// message is all here already: it then runs inside this call (NO_IMM_CMPL).
+static ucs_status_ptr_t recv_bytes(ucp_worker_h uw, ucp_tag_message_h um, void *buf, size_t length,
+                                   ucp_tag_recv_nbx_callback_t cb, void *user_data) {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE |
+                     UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    p.cb.recv = cb;
+    p.user_data = user_data;
+    p.datatype = ucp_dt_make_contig(1);
+    return ucp_tag_msg_recv_nbx(uw, buf, length, um, &p);
+}
+
 // Receives message m's ucxdt header and data, all of it (an eager message, or an RTS).
 static void fetch(Message *m, ucp_worker_h uw, ucp_tag_message_h um, size_t length) {
     m->data.resize(length);
-    ucp_request_param_t p{};
-    // The callback runs inside this call when the message is all here (NO_IMM_CMPL).
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE |
-                     UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    p.cb.recv = probe_received;
-    p.user_data = m;
-    p.datatype = ucp_dt_make_contig(1);
-    const ucs_status_ptr_t s = ucp_tag_msg_recv_nbx(uw, m->data.data(), length, um, &p);
+    const ucs_status_ptr_t s = recv_bytes(uw, um, m->data.data(), length, probe_received, m);
     if (UCS_PTR_IS_ERR(s)) m->arrived = true, m->status = UCS_PTR_STATUS(s);
 }
 
@@ -161,12 +167,6 @@ void Worker::receive_message(Request *r, ucp_tag_message_h um, ucp_tag_t sender_
     } else if ((st = plain_fits(r, length))) {
         drop_message(um);  // nothing is written
     } else {
-        ucp_request_param_t p{};
-        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE |
-                         UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-        p.cb.recv = plain_received;
-        p.user_data = r;
-        p.datatype = ucp_dt_make_contig(1);
         // Straight into a contiguous host buffer (UCP truncates what does not fit, and says so);
         // any other layout takes it as an eager message of packed data (recv_matched).
         r->plain = r->contig;
@@ -187,7 +187,7 @@ void Worker::receive_message(Request *r, ucp_tag_message_h um, ucp_tag_t sender_
             dst = w + kEagerHeaderBytes;
             cap = length;
         }
-        const ucs_status_ptr_t s = ucp_tag_msg_recv_nbx(ucp_worker, dst, cap, um, &p);
+        const ucs_status_ptr_t s = recv_bytes(ucp_worker, um, dst, cap, plain_received, r);
         if (UCS_PTR_IS_ERR(s)) st = ucx_error("ucp_tag_msg_recv_nbx", UCS_PTR_STATUS(s));
         else ++r->ucp_ops, ++r->ucp_pending;
     }
@@ -195,11 +195,7 @@ void Worker::receive_message(Request *r, ucp_tag_message_h um, ucp_tag_t sender_
 }
 
 void Worker::drop_message(ucp_tag_message_h um) {
-    ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE;
-    p.cb.recv = dropped;
-    p.datatype = ucp_dt_make_contig(1);
-    const ucs_status_ptr_t s = ucp_tag_msg_recv_nbx(ucp_worker, nullptr, 0, um, &p);  // truncated
+    const ucs_status_ptr_t s = recv_bytes(ucp_worker, um, nullptr, 0, dropped, nullptr);  // truncated
     if (UCS_PTR_IS_PTR(s)) ucp_request_free(s);
 }
 
