@@ -67,9 +67,9 @@ void tag_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t 
 // ours exists: most such complete in the call (eager), and need none. One that UCP keeps gets
 // its request then, which UCP's callback finds by UCP's request (Worker::plain_sends). A larger
 // one (UCP's rendezvous, which always returns a request) takes the request path at once. Any
-// doubt (bad arguments,
-// a layout that is not contiguous host memory, earlier sends still unsent, a timeline to keep)
-// leaves the send to the request path, which reports the errors: returns false.
+// doubt (bad arguments, a layout that is not contiguous host memory, earlier sends still
+// unsent, a timeline to keep) leaves the send to the request path, which reports the errors:
+// returns false.
 constexpr int64_t kPlainFirstBytes = 8192;  // UCX's shared-memory eager limit is about this
 
 bool send_plain_first(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag,

@@ -33,6 +33,7 @@ void tag_sent(void *request, ucs_status_t status, void *user_data) {
 void plain_sent(void *request, ucs_status_t status, void *user_data) {
     auto *w = static_cast<Worker *>(user_data);
     const auto it = w->plain_sends.find(request);
+    if (it == w->plain_sends.end()) return ucp_request_free(request);  // its request could not be made
     Request *r = it->second;
     w->plain_sends.erase(it);
     sent(r, request, status);
