@@ -179,6 +179,8 @@
  *                          staging in place when it can map it (default y; both sides' setting
  *                          must allow it). A mapped region stays mapped, and page-locked for
  *                          GPU receives, until the sending worker fails or this one is destroyed
+ *   UCXDT_PLAIN_MESSAGES y/n: with ucxdt_worker_params_t::plain_tag_bit set, n sends every
+ *                          message in ucxdt's own form and leaves matching to UCP (default y)
  *   UCXDT_TIMELINE         a path prefix: each request's protocol steps (posted, RTS or eager
  *                          sent, received, matched, GPU work issued, launched and done, ATS sent
  *                          and seen, complete) are timed on the steady clock and written when the
@@ -245,7 +247,9 @@ typedef struct {
      *  tagged message of its ucp_worker_h (no tag traffic of the application's own on it).
      *  Unset, or UCXDT_PLAIN_MESSAGES=n in the environment: every message is ucxdt's, matched
      *  by UCP. Semantics as UCP's tag matching (MPI-4.1 §3.5, non-overtaking per sender);
-     *  pml ucxdt sets it (docs/pml.md). */
+     *  pml ucxdt sets it (docs/pml.md). Errors: not exactly one bit fails ucxdt_worker_create
+     *  with UCXDT_ERR_INVALID_PARAM; so does a send whose tag sets the bit, and a receive's tag
+     *  and mask ignore it. Threads: as the worker's other calls. */
     ucp_tag_t plain_tag_bit;
 } ucxdt_worker_params_t;
 
