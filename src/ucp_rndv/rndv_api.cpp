@@ -97,6 +97,14 @@ bool send_plain_first(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t ty
     }
 }
 
+// Makes send r a plain message: UCP's own protocols move its bytes (post_tagged), under its tag
+// with the worker's plain bit, and it completes when UCP is done with the buffer (as eager).
+void as_plain(Request *r, ucp_tag_t plain_bit) {
+    r->plain = true;
+    r->tag |= plain_bit;
+    r->hdr.kind = TagKind::eager;
+}
+
 // UCP's error handler as ucxdt_ep_params_set_err_handler sets it.
 void ep_error_handler(void *arg, ucp_ep_h ep, ucs_status_t status) {
     const auto *h = static_cast<const Worker::ErrHandler *>(arg);
@@ -398,9 +406,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         if (tag & w->cfg.plain_bit)
             return fail(UCXDT_ERR_INVALID_PARAM, "the tag sets the worker's plain_tag_bit");
         if (sent) {  // UCP has it, and its callback names r from now on
-            r->plain = true;
-            r->tag = tag | w->cfg.plain_bit;
-            r->hdr.kind = TagKind::eager;
+            as_plain(r, w->cfg.plain_bit);
             ++r->ucp_ops, ++r->ucp_pending;
             w->plain_sends[sent] = r;
             return UCXDT_OK;
@@ -408,9 +414,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
         ep->unsent.push_back(r);  // its tagged message goes after those of earlier sends
         r->unsent = true;
         if (w->cfg.plain_bit && r->contig && !(r->param.flags & UCXDT_SEND_FLAG_SYNC)) {
-            r->plain = true;  // UCP's own protocols move the bytes (post_tagged)
-            r->tag |= w->cfg.plain_bit;
-            r->hdr.kind = TagKind::eager;  // complete when UCP is done with the buffer
+            as_plain(r, w->cfg.plain_bit);
             return w->send_tagged(r);
         }
         TagHeader &h = r->hdr;
