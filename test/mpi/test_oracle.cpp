@@ -9,7 +9,7 @@
 //
 // Half the random types avoid Open MPI 4.1's deviations from MPI-4.1 (support/random_desc.hpp);
 // the other half are of the edge categories (support/edge_desc.hpp), any MPI-4.1 type. Where a
-// known deviation of the running library applies (support/mpi_deviations.hpp, by
+// known deviation of the running library applies (support/deviations.hpp, by
 // MPI_Get_library_version), the type is checked against the standard's answer, the reference
 // walker, instead, and counted; each category must have been compared at least once.
 //
@@ -204,7 +204,7 @@ const char *order_name(Order o) {
 // ---- Known deviations of the MPI library ------------------------------------------------------
 
 // The MPI library of this process and where it is known to deviate from MPI-4.1
-// (support/mpi_deviations.hpp); MPI must be initialized.
+// (support/mpi_deviations.hpp, support/deviations.hpp); MPI must be initialized.
 const T::MpiIdentity &identity() {
     static const T::MpiIdentity id = T::mpi_identity();
     return id;

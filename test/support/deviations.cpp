@@ -1,4 +1,4 @@
-#include "mpi_deviations.hpp"
+#include "deviations.hpp"
 
 #include "desc_traits.hpp"
 #include "support/typemap_walk.hpp"
@@ -284,19 +284,6 @@ template <size_t N> std::vector<const Deviation *> all(const Deviation (&list)[N
 }
 
 }  // namespace
-
-MpiIdentity mpi_identity() {
-    char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-    int len = 0;
-    MPI_Get_library_version(text, &len);
-    MpiIdentity id;
-    id.text = std::string(text, strcspn(text, "\n"));
-    if (std::sscanf(text, "Open MPI v%d.%d.%d", &id.major, &id.minor, &id.patch) >= 2)
-        id.flavor = MpiIdentity::Flavor::open_mpi;
-    else if (std::sscanf(text, "MPICH Version: %d.%d.%d", &id.major, &id.minor, &id.patch) >= 2)
-        id.flavor = MpiIdentity::Flavor::mpich;
-    return id;
-}
 
 std::vector<const Deviation *> known_deviations(const MpiIdentity &who) {
     switch (who.flavor) {

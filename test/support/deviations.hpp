@@ -1,12 +1,12 @@
 // Where the MPI libraries that serve as oracles are known to disagree with MPI-4.1 (and so
-// with each other): per library, by its identity (MPI_Get_library_version), and for each a
-// predicate on a TypeDesc that holds wherever the deviation may show (it may hold more
-// widely). The oracle compares such a type with the standard's answer (the reference
-// walker) instead of the library, and counts it. docs/design.md, "Where the MPI libraries
-// disagree", describes each.
+// with each other): per library, by its identity, and for each a predicate on a TypeDesc that
+// holds wherever the deviation may show (it may hold more widely). The oracle compares such a
+// type with the standard's answer (the reference walker) instead of the library, and counts it.
+// docs/design.md, "Where the MPI libraries disagree", describes each. No MPI here: the running
+// library's identity is support/mpi_deviations.hpp's.
 #pragma once
 
-#include "mpi_desc.hpp"  // mpi.h as the tests include it, and TypeDesc
+#include "support/type_desc.hpp"
 
 #include <string>
 #include <vector>
@@ -19,9 +19,6 @@ struct MpiIdentity {
     int major = 0, minor = 0, patch = 0;
     std::string text;  // the first line of MPI_Get_library_version
 };
-
-/// The MPI library this process runs (MPI must be initialized).
-MpiIdentity mpi_identity();
 
 struct Deviation {
     // What the library gets wrong where the predicate holds:

@@ -24,7 +24,7 @@ struct RandomDescLimits {
 /// indexed, hindexed, indexed_block, hindexed_block, subarray in C and Fortran order, struct
 /// of different children, resized, dup). Its data may overlap (fine for packing, not for
 /// receiving). Unless limits.avoid_openmpi_deviations is false, types Open MPI 4.1 rejects or
-/// gets wrong (against MPI-4.1) are not generated (support/mpi_deviations.hpp lists them):
+/// gets wrong (against MPI-4.1) are not generated (support/deviations.hpp lists them):
 ///  - subarray subsizes are >= 1 (it rejects 0);
 ///  - a struct entry of no data has blocklength 0 (an empty entry moves the struct's bounds,
 ///    where MPI-4.1 5.1.2 says it adds nothing; and when its bounds come from a resized empty

@@ -156,7 +156,7 @@ struct Mode {
     bool per_peer = false;
     bool interposed = true;
     /// A known fault of this MPI in this call for these types: its id, or nullptr (both runs
-    /// skip such a case, as for support/mpi_deviations.hpp's deviations of the types alone).
+    /// skip such a case, as for support/deviations.hpp's deviations of the types alone).
     const char *(*mpi_fault)(const Pair &) = nullptr;
     /// Whether a PML carries the call's data as the user's type (MPI_Pack is the MPI's own;
     /// Open MPI packs MPI_Sendrecv_replace's buffer itself): on device memory a run with neither

@@ -18,7 +18,7 @@
 // status is then non-zero. --trace prints each case before it runs (to find a hang).
 //
 // Where a known deviation of this MPI from the standard applies to a case's types
-// (support/mpi_deviations.hpp), both runs skip the case: the MPI's own answer is not the
+// (support/deviations.hpp), both runs skip the case: the MPI's own answer is not the
 // standard's, and the interposer's is neither, on purpose: it keeps the lb and extent that the
 // MPI reports to the application (whose arrays are laid out by them) and packs the standard's
 // type map (docs/pmpi.md). How ucxdt_type_from_mpi treats each deviation is checked by the
