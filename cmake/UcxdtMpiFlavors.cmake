@@ -5,8 +5,12 @@
 # Defines, when UCXDT_WITH_MPI is on:
 #   UCXDT_HAVE_MPI              whether FindMPI found an MPI: it backs the installed ucxdt_mpi
 #   UCXDT_FINDMPI_FLAVOR        which one that is (openmpi, mpich), if known
-#   UCXDT_MPI_FLAVORS           the flavors found: openmpi, mpich
+#   UCXDT_MPI_FLAVORS           the flavors found: openmpi, mpich, and mpich5 when
+#                               UCXDT_MPICH5_PREFIX names a CUDA-aware MPICH 5
+#                               (scripts/setup-deps --mpich-cuda prints one)
 #   UCXDT_MPI_TARGET_<flavor>   the target carrying that MPI's headers and library
+#   UCXDT_MPIEXEC_mpich5        that MPICH's own mpiexec
+#   UCXDT_TEST_ENV_mpich5       the environment its host tests need
 # and the function ucxdt_add_mpi_bridge.
 # FindMPI's MPI (the mpicc alternative) is one flavor; the other comes from pkg-config
 # (ompi-c, mpich), or for MPICH from its include and library directories (Debian's
@@ -66,8 +70,38 @@ function(_ucxdt_mpi_find flavor module library include_suffix)
   set(UCXDT_MPI_TARGET_${flavor} ucxdt_mpi_iface_${flavor} PARENT_SCOPE)
 endfunction()
 
-foreach(_flavor IN ITEMS openmpi mpich)
-  if(_flavor STREQUAL UCXDT_FINDMPI_FLAVOR)
+# The peer of issue 46: a CUDA-aware MPICH 5 with Yaksa, beside Debian's MPICH 4 (both speak
+# MPICH's ABI, but Debian's names its library libmpich.so.12 and MPICH 5 libmpi.so.12, so each
+# gets its own builds). It also carries Yaksa's static library (ucxdt_packbench_yaksa).
+set(UCXDT_MPICH5_PREFIX "" CACHE PATH "A CUDA-aware MPICH 5 (scripts/setup-deps --mpich-cuda)")
+if(UCXDT_MPICH5_PREFIX)
+  set(_p "${UCXDT_MPICH5_PREFIX}")
+  if(NOT EXISTS "${_p}/include/mpi.h" OR NOT EXISTS "${_p}/lib/libmpi.so")
+    message(FATAL_ERROR "UCXDT_MPICH5_PREFIX=${_p}: no include/mpi.h and lib/libmpi.so there")
+  endif()
+  add_library(ucxdt_mpi_iface_mpich5 INTERFACE IMPORTED)
+  target_include_directories(ucxdt_mpi_iface_mpich5 INTERFACE "${_p}/include")
+  target_link_libraries(ucxdt_mpi_iface_mpich5 INTERFACE "${_p}/lib/libmpi.so")
+  # libmpi needs the driver's libcuda.so.1: on a machine without one, the toolkit's stub that
+  # setup-deps puts in lib/stubs stands in at link time (not at run time).
+  if(EXISTS "${_p}/lib/stubs/libcuda.so.1")
+    target_link_options(ucxdt_mpi_iface_mpich5 INTERFACE "LINKER:-rpath-link,${_p}/lib/stubs")
+  endif()
+  set(UCXDT_MPI_TARGET_mpich5 ucxdt_mpi_iface_mpich5)
+  set(UCXDT_MPIEXEC_mpich5 "${_p}/bin/mpiexec")
+  # What its host tests run with: MPICH's GPU support off, and, where this machine has no driver
+  # (CI), the stub as libcuda.so.1 so that libmpi loads.
+  set(UCXDT_TEST_ENV_mpich5 MPIR_CVAR_ENABLE_GPU=0)
+  find_library(UCXDT_LIBCUDA_DRIVER NAMES libcuda.so.1)
+  if(NOT UCXDT_LIBCUDA_DRIVER AND EXISTS "${_p}/lib/stubs/libcuda.so.1")
+    list(APPEND UCXDT_TEST_ENV_mpich5 "LD_LIBRARY_PATH=${_p}/lib/stubs")
+  endif()
+endif()
+
+foreach(_flavor IN ITEMS openmpi mpich mpich5)
+  if(_flavor STREQUAL "mpich5")
+    # Set above, or not at all.
+  elseif(_flavor STREQUAL UCXDT_FINDMPI_FLAVOR)
     set(UCXDT_MPI_TARGET_${_flavor} MPI::MPI_C)
   elseif(_flavor STREQUAL "openmpi")
     _ucxdt_mpi_find(openmpi ompi-c mpi "")
@@ -77,6 +111,8 @@ foreach(_flavor IN ITEMS openmpi mpich)
   if(UCXDT_MPI_TARGET_${_flavor})
     list(APPEND UCXDT_MPI_FLAVORS ${_flavor})
     message(STATUS "ucxdt: MPI flavor ${_flavor}: ${UCXDT_MPI_TARGET_${_flavor}}")
+  elseif(_flavor STREQUAL "mpich5")
+    message(STATUS "ucxdt: no UCXDT_MPICH5_PREFIX: the tests and builds against MPICH 5 are skipped")
   else()
     message(STATUS "ucxdt: MPI flavor ${_flavor} not found: its oracle tests are skipped")
   endif()

@@ -3,7 +3,8 @@
  * vector type (blocks of 3 doubles every 5) from device memory, rank 1 receives it into a
  * contiguous device buffer, and each rank prints what it checked. Run with 2 ranks (or as a
  * singleton, which sends to itself). Used on the GPU machine with the CUDA-aware Open MPI 5 of
- * scripts/setup-deps --ompi5 (scripts/device-run's `mpi` phase).
+ * scripts/setup-deps --ompi5 (scripts/device-run's `mpi` phase) and the MPICH 5 of
+ * --mpich-cuda (its `mpich` phase).
  * Exit status: 0 when the data arrived exactly, 1 on a wrong byte, 2 when it could not run.
  */
 #include <mpi.h>
@@ -30,8 +31,8 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int cuda_aware = -1;  /* unknown: the MPI has no query */
-#if defined(MPIX_CUDA_AWARE_SUPPORT)
-    cuda_aware = MPIX_Query_cuda_support();
+#if defined(MPIX_CUDA_AWARE_SUPPORT) || defined(MPIX_GPU_SUPPORT_CUDA)
+    cuda_aware = MPIX_Query_cuda_support();  /* Open MPI's mpi-ext.h; MPICH's mpi.h */
 #endif
     const int src_rank = 0, dst_rank = size > 1 ? 1 : 0;
     const size_t span = (size_t)kBlocks * kStride, packed = (size_t)kBlocks * kBlock;
