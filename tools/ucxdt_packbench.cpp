@@ -9,6 +9,11 @@
 // around the call until the data is complete) against cudaMemcpy of the same bytes.
 // Every layout's packed stream and unpacked buffer are checked once against the CPU engine.
 //
+// Built as ucxdt_packbench_yaksa (UCXDT_PACKBENCH_YAKSA, against a CUDA-aware MPICH 5's Yaksa),
+// it also packs and unpacks each layout with Yaksa, MPICH's engine (tools/yaksa_peer.hpp): its
+// kernels on the same buffers and stream, verified the same way, and its ipack-and-wait end to end
+// on the small messages.
+//
 // Timing: device events around each run, runs enqueued back to back, median after warm-up.
 // Layouts whose touched bytes would sit in L2 rotate among several copies of their buffers.
 // GB/s = 1e9 bytes of packed data per second.
@@ -16,6 +21,9 @@
 // Exit: 0 all verified; 1 a mismatch or a failed call; 2 usage; 77 no CUDA device (nothing run).
 #include "support/app_layouts.hpp"
 #include "support/typemap_walk.hpp"
+#ifdef UCXDT_PACKBENCH_YAKSA
+#include "yaksa_peer.hpp"
+#endif
 
 #include <ucxdt/ucxdt.hpp>
 #include <ucxdt/ucxdt_cuda.h>
@@ -35,6 +43,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -314,6 +323,8 @@ struct Row {
     double first_use_us = kNaN, cached_us = kNaN;
     double pack_us = kNaN, unpack_us = kNaN, memcpy_us = kNaN;
     double e2e_pack_us = kNaN, e2e_async_us = kNaN, e2e_memcpy_us = kNaN;
+    double yaksa_pack_gbs = kNaN, yaksa_unpack_gbs = kNaN, yaksa_e2e_us = kNaN;
+    std::string yaksa_verified = "-";  // "yes", "no", or "-" (not run)
     int64_t slots = 0;
     bool verified = false;
     std::string note;
@@ -468,6 +479,42 @@ Row run_layout(const L::Layout &l, const Options &opt, Gpu &g) {
     r.pack_gbs = gbs(r.packed, t_pack), r.unpack_gbs = gbs(r.packed, t_unpack);
     r.memcpy_gbs = gbs(r.packed, t_copy);
 
+#ifdef UCXDT_PACKBENCH_YAKSA
+    // Yaksa on the same buffers: checked as ucxdt was (poisoned output, the CPU engine's
+    // stream), then timed the same way. A Yaksa failure is noted, and fails no ucxdt result.
+    try {
+        const ucxdt::bench::YaksaType yt(*l.type);
+        if (yt.size() != t.size()) throw ucxdt::bench::YaksaError("Yaksa's size differs");
+        ucxdt::ref::fill_complement(h_got.data(), h_packed.data(), r.packed);
+        upload(pk.p, h_got.data(), r.packed, "upload poison");
+        ucxdt::bench::yaksa_pack_on(buf(0), l.count, yt, pk.p, r.packed, g.stream);
+        sync("yaksa pack");
+        download(h_got.data(), pk.p, r.packed, "download packed");
+        const std::string ydiff = first_difference(h_got.data(), h_packed.data(), r.packed);
+        ucxdt::ref::fill_complement(h_got.data(), h_in.data(), span);
+        upload(in.p + align_off, h_got.data(), span, "upload poison");
+        upload(pk.p, h_packed.data(), r.packed, "upload packed");
+        ucxdt::bench::yaksa_unpack_on(pk.p, r.packed, buf(0), l.count, yt, g.stream);
+        sync("yaksa unpack");
+        download(h_got.data(), in.p + align_off, span, "download unpacked");
+        const std::string yudiff = first_difference(h_got.data(), h_un.data(), span);
+        if (!ydiff.empty()) add_note(r, "YAKSA PACK MISMATCH at " + ydiff);
+        if (!yudiff.empty()) add_note(r, "YAKSA UNPACK MISMATCH at " + yudiff);
+        r.yaksa_verified = ydiff.empty() && yudiff.empty() ? "yes" : "no";
+        r.yaksa_pack_gbs = gbs(r.packed, timed([&](int64_t s) {
+            ucxdt::bench::yaksa_pack_on(buf(s), l.count, yt, packed_at(pk, s), r.packed,
+                                        g.stream);
+        }));
+        r.yaksa_unpack_gbs = gbs(r.packed, timed([&](int64_t s) {
+            ucxdt::bench::yaksa_unpack_on(packed_at(pk, s), r.packed, buf(s), l.count, yt,
+                                          g.stream);
+        }));
+    } catch (const ucxdt::bench::YaksaError &e) {
+        sync("yaksa");
+        add_note(r, std::string("yaksa: ") + e.what());
+    }
+#endif
+
     // The blocks in pack order, from the reference walker (independent of the engine).
     const auto runs = ucxdt::ref::typemap_runs(*l.type, l.count);
     const int64_t to_slot = align_off - span_lo + l.origin_bytes;
@@ -604,6 +651,24 @@ Row run_small(const L::Layout &l, const Options &opt, Gpu &g) {
                 "cudaMemcpy");
         cuda_ok(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
     }) * 1e6;
+#ifdef UCXDT_PACKBENCH_YAKSA
+    // Yaksa's ipack and wait, as MPICH packs a message: checked, then timed the same way.
+    try {
+        const ucxdt::bench::YaksaType yt(*l.type);
+        ucxdt::ref::fill_complement(h_got.data(), h_packed.data(), r.packed);
+        upload(pk.p, h_got.data(), r.packed, "upload poison");
+        ucxdt::bench::yaksa_pack_wait(in.p, l.count, yt, pk.p, r.packed);
+        download(h_got.data(), pk.p, r.packed, "download packed");
+        const std::string ydiff = first_difference(h_got.data(), h_packed.data(), r.packed);
+        if (!ydiff.empty()) add_note(r, "YAKSA PACK MISMATCH at " + ydiff);
+        r.yaksa_verified = ydiff.empty() ? "yes" : "no";
+        r.yaksa_e2e_us = median_host_seconds(warm, opt.small_reps, [&] {
+            ucxdt::bench::yaksa_pack_wait(in.p, l.count, yt, pk.p, r.packed);
+        }) * 1e6;
+    } catch (const ucxdt::bench::YaksaError &e) {
+        add_note(r, std::string("yaksa: ") + e.what());
+    }
+#endif
     return r;
 }
 
@@ -714,6 +779,19 @@ const std::vector<Field> &fields() {
         real("e2e_pack_us", &Row::e2e_pack_us, 2),
         real("e2e_async_us", &Row::e2e_async_us, 2),
         real("e2e_memcpy_us", &Row::e2e_memcpy_us, 2),
+#ifdef UCXDT_PACKBENCH_YAKSA
+        real("yaksa_pack_GBps", &Row::yaksa_pack_gbs, 2),
+        real("yaksa_unpack_GBps", &Row::yaksa_unpack_gbs, 2),
+        real("yaksa_pack_vs_memcpy",
+             [](const Row &r) { return ratio(r.yaksa_pack_gbs, r.memcpy_gbs); }, 3),
+        real("yaksa_unpack_vs_memcpy",
+             [](const Row &r) { return ratio(r.yaksa_unpack_gbs, r.memcpy_gbs); }, 3),
+        real("pack_vs_yaksa", [](const Row &r) { return ratio(r.pack_gbs, r.yaksa_pack_gbs); }, 3),
+        real("unpack_vs_yaksa",
+             [](const Row &r) { return ratio(r.unpack_gbs, r.yaksa_unpack_gbs); }, 3),
+        real("yaksa_e2e_us", &Row::yaksa_e2e_us, 2),
+        text("yaksa_verified", &Row::yaksa_verified),
+#endif
         integer("slots", &Row::slots),
         {"verified", [](const Row &r) { return std::string(r.verified ? "yes" : "no"); },
          [](const Row &r) { return std::string(r.verified ? "true" : "false"); }},
@@ -805,6 +883,36 @@ void print_small_table(const std::vector<Row> &rows) {
                         r.verified ? "" : "  NOT VERIFIED");
 }
 
+#ifdef UCXDT_PACKBENCH_YAKSA
+// ucxdt against Yaksa on each layout, both as ratios to cudaMemcpy of the packed bytes, and the
+// small messages end to end.
+void print_yaksa_table(const std::vector<Row> &rows) {
+    int w = 6;
+    for (const auto &r : rows) w = std::max(w, static_cast<int>(r.name.size()));
+    std::printf("\n%-*s %9s %7s %7s %7s %7s %7s %7s %7s %7s %s\n", w, "layout vs Yaksa", "packed MB",
+                "pack", "y.pack", "unpack", "y.unpk", "p/m", "y.p/m", "u/m", "y.u/m",
+                "(GB/s; ratios to memcpy)");
+    for (const auto &r : rows) {
+        if (r.section != "layout") continue;
+        std::printf("%-*s %9s %7s %7s %7s %7s %7s %7s %7s %7s%s\n", w, r.name.c_str(),
+                    mb(r.packed).c_str(), num(r.pack_gbs).c_str(), num(r.yaksa_pack_gbs).c_str(),
+                    num(r.unpack_gbs).c_str(), num(r.yaksa_unpack_gbs).c_str(),
+                    num(ratio(r.pack_gbs, r.memcpy_gbs), 2).c_str(),
+                    num(ratio(r.yaksa_pack_gbs, r.memcpy_gbs), 2).c_str(),
+                    num(ratio(r.unpack_gbs, r.memcpy_gbs), 2).c_str(),
+                    num(ratio(r.yaksa_unpack_gbs, r.memcpy_gbs), 2).c_str(),
+                    r.yaksa_verified == "no" ? "  YAKSA NOT VERIFIED" : "");
+    }
+    std::printf("\n%-22s %8s %9s %9s %9s  (host clock, call to completion)\n", "small vs Yaksa",
+                "bytes", "ucxdt us", "yaksa us", "memcpy us");
+    for (const auto &r : rows)
+        if (r.section == "small")
+            std::printf("%-22s %8lld %9s %9s %9s\n", r.name.c_str(),
+                        static_cast<long long>(r.packed), num(r.e2e_pack_us, 2).c_str(),
+                        num(r.yaksa_e2e_us, 2).c_str(), num(r.e2e_memcpy_us, 2).c_str());
+}
+#endif
+
 bool selected(const std::string &name, const Options &opt) {
     if (opt.filters.empty()) return true;
     return std::any_of(opt.filters.begin(), opt.filters.end(),
@@ -883,6 +991,9 @@ int main(int argc, char **argv) {
     std::vector<std::string> skipped;
     int failures = 0;
     const auto start = Clock::now();
+#ifdef UCXDT_PACKBENCH_YAKSA
+    std::optional<ucxdt::bench::Yaksa> yaksa;
+#endif
     try {
         g.device = opt.device;
         cuda_ok(cudaSetDevice(g.device), "cudaSetDevice");
@@ -895,6 +1006,9 @@ int main(int argc, char **argv) {
         g.l2_bytes = l2;
         cuda_ok(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking), "cudaStreamCreate");
         measure_peak_copy(g, opt);
+#ifdef UCXDT_PACKBENCH_YAKSA
+        yaksa.emplace();
+#endif
     } catch (const std::exception &ex) {
         std::fprintf(stderr, "ucxdt_packbench: setup failed: %s\n", ex.what());
         return 1;
@@ -939,6 +1053,9 @@ int main(int argc, char **argv) {
 
     print_layout_table(rows);
     print_small_table(rows);
+#ifdef UCXDT_PACKBENCH_YAKSA
+    print_yaksa_table(rows);
+#endif
     if (!skipped.empty())
         std::printf("\n%zu skipped by the %.0f s budget (-t)\n", skipped.size(), opt.time_budget_s);
     std::printf("\n%zu results, %d failed, %.1f s\n", rows.size(), failures,
