@@ -1,4 +1,4 @@
-# Sourced by scripts/device-run and scripts/device-mpich: what a staged carry (a folder the device
+# Sourced by scripts/device-run and scripts/device-debian-mpi: what a staged carry (a folder the device
 # tool copies to the GPU machine) needs besides its binaries. That machine (Ubuntu 24.04) has
 # glibc, libstdc++, the driver and CUDA 13; every other shared library is carried, found by ldd.
 
