@@ -71,8 +71,8 @@ function(_ucxdt_mpi_find flavor module library include_suffix)
 endfunction()
 
 # The peer of issue 46: a CUDA-aware MPICH 5 with Yaksa, beside Debian's MPICH 4 (both speak
-# MPICH's ABI, but Debian's names its library libmpich.so.12 and MPICH 5 libmpi.so.12, so each
-# gets its own builds). It also carries Yaksa's static library (ucxdt_packbench_yaksa).
+# MPICH's ABI, but Debian's library is libmpich.so.12 and MPICH 5's libmpi.so.12, or libmpi.so.0
+# when built from a git archive, so each gets its own builds). It also carries Yaksa's static library (ucxdt_packbench_yaksa).
 set(UCXDT_MPICH5_PREFIX "" CACHE PATH "A CUDA-aware MPICH 5 (scripts/setup-deps --mpich-cuda)")
 if(UCXDT_MPICH5_PREFIX)
   set(_p "${UCXDT_MPICH5_PREFIX}")
