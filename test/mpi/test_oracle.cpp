@@ -232,10 +232,7 @@ struct Applicable {
 
 Applicable applicable(const L::TypeDesc &desc, int64_t count, bool receiving) {
     Applicable a;
-    for (const T::Deviation *d :
-         T::deviations_of(count > 1 ? *L::contiguous(count, L::TypeDescPtr(&desc, [](auto *) {}))
-                                    : desc,
-                          known()))
+    for (const T::Deviation *d : T::deviations_of(desc, count, known()))
         if (receiving || d->effect != T::Deviation::Effect::UNPACK_CRASH) a.all.push_back(d);
     for (const T::Deviation *d : a.all) {
         if (d->effect == T::Deviation::Effect::PADDING_BYTES) a.padding = true;

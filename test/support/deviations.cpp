@@ -306,6 +306,13 @@ std::vector<const Deviation *> deviations_of(const TypeDesc &desc,
     return out;
 }
 
+std::vector<const Deviation *> deviations_of(const TypeDesc &desc, int64_t count,
+                                             const std::vector<const Deviation *> &known) {
+    if (count <= 1) return deviations_of(desc, known);
+    return deviations_of(*layouts::contiguous(count, layouts::TypeDescPtr(&desc, [](auto *) {})),
+                         known);
+}
+
 const Deviation *find_deviation(const std::vector<const Deviation *> &known, const char *id) {
     for (const Deviation *d : known)
         if (std::strcmp(d->id, id) == 0) return d;

@@ -46,6 +46,10 @@ std::vector<const Deviation *> known_deviations(const MpiIdentity &who);
 /// Those of `known` whose predicate holds for `desc`.
 std::vector<const Deviation *> deviations_of(const layouts::TypeDesc &desc,
                                              const std::vector<const Deviation *> &known);
+/// Those that may show for `count` elements of `desc`: those of contiguous(count, desc), since
+/// the copies of an element are where several deviations show.
+std::vector<const Deviation *> deviations_of(const layouts::TypeDesc &desc, int64_t count,
+                                             const std::vector<const Deviation *> &known);
 
 /// The deviation of `known` with this id, or null.
 const Deviation *find_deviation(const std::vector<const Deviation *> &known, const char *id);
