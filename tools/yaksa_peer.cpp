@@ -161,20 +161,16 @@ Yaksa::~Yaksa() { yaksa_finalize(); }
 YaksaType::YaksaType(const L::TypeDesc &desc) {
     Held h = build(desc);
     if (!h.derived) {  // a predefined type: a dup, so that every YaksaType is freed alike
-        ok(yaksa_type_create_dup(h.t, nullptr, &h_), "yaksa_type_create_dup", &desc);
-        return;
+        ok(yaksa_type_create_dup(h.t, nullptr, &h.t), "yaksa_type_create_dup", &desc);
+        h.derived = true;
     }
-    h_ = h.t;
+    uintptr_t s = 0;
+    ok(yaksa_type_get_size(h.t, &s), "yaksa_type_get_size", &desc);  // h frees the type on throw
+    h_ = h.t, size_ = static_cast<int64_t>(s);
     h.derived = false;
 }
 
 YaksaType::~YaksaType() { yaksa_type_free(h_); }
-
-int64_t YaksaType::size() const {
-    uintptr_t s = 0;
-    ok(yaksa_type_get_size(h_, &s), "yaksa_type_get_size");
-    return static_cast<int64_t>(s);
-}
 
 void yaksa_pack_on(const void *in, int64_t count, const YaksaType &t, void *out,
                    int64_t out_bytes, cudaStream_t stream) {

@@ -38,12 +38,13 @@ class YaksaType {
     ~YaksaType();
     YaksaType(const YaksaType &) = delete;
     YaksaType &operator=(const YaksaType &) = delete;
-    /// Bytes of data in one element (yaksa_type_get_size).
-    int64_t size() const;
+    /// Bytes of data in one element (yaksa_type_get_size, asked once).
+    int64_t size() const { return size_; }
     uint64_t handle() const { return h_; }
 
   private:
     uint64_t h_ = 0;  // yaksa_type_t
+    int64_t size_ = 0;
 };
 
 /// Packs `count` elements of `t` at `in` into `out` (room for `out_bytes`), enqueued on `stream`
