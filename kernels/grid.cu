@@ -1,7 +1,7 @@
-// Grid size of the grid-stride pack kernels: enough blocks to fill every multiprocessor
-// several times over, no more (extra blocks would only re-enter the stride loop's exit), and no
-// more than UCXDT_GPU_SMS blocks where that is set, to leave the rest of the GPU to the
-// application (Wu et al. HPDC'16 §5.4).
+// Grid size of the pack kernels. Grid-stride kernels: enough blocks to fill every
+// multiprocessor several times over, no more (extra blocks would only re-enter the stride
+// loop's exit). One thread per run: a block per 256 runs. Never more than UCXDT_GPU_SMS blocks
+// where that is set, to leave the rest of the GPU to the application (Wu et al. HPDC'16 §5.4).
 #include "pack_kernels.hpp"
 
 #include <cuda_runtime_api.h>
@@ -35,6 +35,8 @@ unsigned grid_blocks(uint64_t threads, unsigned block) {
     }
     return bounded_grid(threads, block, cached_sms, sm_bound());
 }
+
+unsigned run_blocks(uint64_t items, unsigned block) { return run_grid(items, block, sm_bound()); }
 
 int batch_rows() {
     // Each row of a batch's grid is at least one block: under UCXDT_GPU_SMS, no more rows.

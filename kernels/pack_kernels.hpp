@@ -89,6 +89,21 @@ unsigned sm_bound();
 /// UCXDT_GPU_SMS when unset: no bound (docs/performance.md, table h, says why).
 constexpr unsigned kDefaultSmBound = 0;
 
+/// Whether a strided copy gives each run one thread of its own: runs of one piece, one lane
+/// each, with an access width known on the host (kernels/strided_kernel.cu).
+UCXDT_HD inline bool one_run_per_thread(const StridedArgs &a) {
+    return a.vec > 0 && a.lanes_log2 == 0 && a.ipr.d == 1;
+}
+/// Blocks of `block` threads for one thread per item, `items` of them: every item's (the blocks
+/// start in order), at least one, at most `bound` (0: no bound) and gridDim.x's limit.
+inline unsigned run_grid(uint64_t items, unsigned block, unsigned bound) {
+    const uint64_t needed = (items + block - 1) / block;
+    const uint64_t cap = bound > 0 ? bound : uint64_t{0x7fffffff};
+    return static_cast<unsigned>(needed < 1 ? 1 : needed < cap ? needed : cap);
+}
+/// run_grid under sm_bound() (kernels/grid.cu).
+unsigned run_blocks(uint64_t items, unsigned block);
+
 /// Enqueue on `stream` (on the current device). Return the launch's status.
 cudaError_t launch_strided(const StridedArgs &args, cudaStream_t stream);
 cudaError_t launch_units(const UnitArgs &args, cudaStream_t stream);

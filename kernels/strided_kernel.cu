@@ -15,9 +15,6 @@ namespace {
 // V > 0: every address and length is a multiple of V (checked on the host). V == 0: any
 // alignment; each piece finds its widest access at run time. TWO: the packed side is a second
 // strided layout of the same runs (a layout-to-layout copy), not the packed stream.
-// Runs short enough for one thread each: K runs in flight per thread, consecutive threads on
-// consecutive runs (so a warp's stores to the packed side are contiguous), every access of
-// the K runs issued before the first store.
 // Address of packed position `pos` of run `run`, whose first packed position is p0.
 template <bool TWO>
 __device__ __forceinline__ char *packed_at(const StridedArgs &a, uint64_t run, int64_t p0, int64_t pos) {
@@ -25,40 +22,23 @@ __device__ __forceinline__ char *packed_at(const StridedArgs &a, uint64_t run, i
     return at(a.packed, pos - a.offset);
 }
 
+// Runs short enough for one thread each (a run of at most four accesses but for 1- to 4-byte
+// words, kernels/pack_kernels.hpp): consecutive threads on consecutive runs, so that a warp's
+// accesses to the packed side are contiguous, and all of a run's loads (four at a time) issued
+// before its first store. Launched with a block per 256 runs (run_blocks), not a grid-stride
+// loop: blocks start in order, so the GPU's resident threads work on one window of the layout
+// that slides through it (8-byte runs every 64 bytes: unpack 329 -> 387 GB/s on an H200,
+// docs/performance-log.md, run 40).
 template <int V, bool PACK, bool TWO>
 __device__ __forceinline__ void runs_per_thread(const StridedArgs &a, uint64_t tid,
                                                 uint64_t threads) {
-    using Vec = typename VecOf<V>::type;
-    constexpr int K = 4;
-    for (uint64_t t = tid; t < a.items; t += threads * K) {
-        char *dst[K];
-        const char *src[K];
-        int64_t n[K];
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const uint64_t item = t + j * threads;
-            n[j] = 0;
-            dst[j] = nullptr;
-            src[j] = nullptr;
-            if (item >= a.items) continue;
-            const uint64_t run = a.first_item + item;
-            const int64_t p0 = static_cast<int64_t>(run) * a.block_len;
-            const int64_t lo = max(p0, a.offset), hi = min(p0 + a.block_len, a.end);
-            char *lay = at(a.layout, a.base + outer_disp(a.dims, run) + (lo - p0));
-            char *pk = packed_at<TWO>(a, run, p0, lo);
-            dst[j] = PACK ? pk : lay;
-            src[j] = PACK ? lay : pk;
-            n[j] = hi - lo;
-        }
-        for (int64_t k = 0; k < a.block_len; k += V) {
-            Vec v[K];
-#pragma unroll
-            for (int j = 0; j < K; ++j)
-                if (k < n[j]) v[j] = *reinterpret_cast<const Vec *>(src[j] + k);
-#pragma unroll
-            for (int j = 0; j < K; ++j)
-                if (k < n[j]) *reinterpret_cast<Vec *>(dst[j] + k) = v[j];
-        }
+    for (uint64_t item = tid; item < a.items; item += threads) {
+        const uint64_t run = a.first_item + item;
+        const int64_t p0 = static_cast<int64_t>(run) * a.block_len;
+        const int64_t lo = max(p0, a.offset), hi = min(p0 + a.block_len, a.end);
+        char *lay = at(a.layout, a.base + outer_disp(a.dims, run) + (lo - p0));
+        char *pk = packed_at<TWO>(a, run, p0, lo);
+        copy_vectors<V>(PACK ? pk : lay, PACK ? lay : pk, 0, hi - lo, 0, 1);
     }
 }
 
@@ -67,7 +47,7 @@ template <int V, bool PACK, bool TWO>
 __device__ __forceinline__ void strided_copy(const StridedArgs &a, uint64_t tid, uint64_t threads) {
     const int lanes = 1 << a.lanes_log2;
     if constexpr (V > 0) {
-        if (a.lanes_log2 == 0 && a.ipr.d == 1) {
+        if (one_run_per_thread(a)) {
             runs_per_thread<V, PACK, TWO>(a, tid, threads);
             return;
         }
@@ -154,7 +134,8 @@ cudaError_t launch_strided_batch(const StridedArgs *args, int n, cudaStream_t st
 cudaError_t launch_strided(const StridedArgs &a, cudaStream_t stream) {
     if (a.items == 0) return cudaSuccess;
     constexpr unsigned kBlock = 256;
-    const dim3 grid(grid_blocks(a.items << a.lanes_log2, kBlock)), block(kBlock);
+    const dim3 grid(one_run_per_thread(a) ? run_blocks(a.items, kBlock) : grid_blocks(a.items << a.lanes_log2, kBlock)),
+        block(kBlock);
     switch (a.vec) {
     case 16: return launch<16>(a, grid, block, stream);
     case 8: return launch<8>(a, grid, block, stream);

@@ -15,6 +15,7 @@
 namespace {
 
 using ucxdt::kernels::bounded_grid;
+using ucxdt::kernels::run_grid;
 
 TEST(GpuShareGrid, UnboundedFillsTwoWavesOfEveryMultiprocessor) {
     EXPECT_EQ(bounded_grid(uint64_t{1} << 40, 256, 132, 0), 132u * 8 * 2);
@@ -28,6 +29,15 @@ TEST(GpuShareGrid, ABoundCapsTheBlocks) {
     EXPECT_EQ(bounded_grid(uint64_t{1} << 40, 256, 132, 1), 1u);
     EXPECT_EQ(bounded_grid(1000, 256, 132, 8), 4u) << "a bound above the need changes nothing";
     EXPECT_EQ(bounded_grid(uint64_t{1} << 40, 256, 132, 100000), 132u * 8 * 2) << "nor one above the cap";
+}
+
+TEST(GpuShareGrid, OneThreadPerRunTakesEveryBlockItNeeds) {
+    EXPECT_EQ(run_grid(uint64_t{1} << 24, 256, 0), 65536u) << "no cap at two waves";
+    EXPECT_EQ(run_grid(1000, 256, 0), 4u);
+    EXPECT_EQ(run_grid(0, 256, 0), 1u) << "at least one";
+    EXPECT_EQ(run_grid(uint64_t{1} << 50, 256, 0), 0x7fffffffu) << "gridDim.x's limit";
+    EXPECT_EQ(run_grid(uint64_t{1} << 24, 256, 8), 8u) << "UCXDT_GPU_SMS still bounds it";
+    EXPECT_EQ(run_grid(1000, 256, 8), 4u);
 }
 
 // The settings in force, as ucxdt_worker_print_config reports them.
