@@ -12,7 +12,9 @@
  *
  * Settings (environment, read once): UCXDT_PMPI_HOST=y|n (default n); UCXDT_PMPI_CUDA_AWARE=
  * y|n (default: MPIX_Query_cuda_support where the MPI has it, else n): device staging when the
- * MPI moves device memory itself, page-locked host staging otherwise; UCXDT_PMPI_STAGING_MB
+ * MPI moves device memory itself, page-locked host staging otherwise; UCXDT_PMPI_PINNED_MAX
+ * (bytes, default 16384): GPU layouts of at most this many packed bytes stage in page-locked host
+ * memory under a CUDA-aware MPI too, where its small device messages cost more; UCXDT_PMPI_STAGING_MB
  * (default 256): staging kept for reuse per process; UCXDT_PMPI_VERBOSE=y: counters on stderr
  * at MPI_Finalize.
  */

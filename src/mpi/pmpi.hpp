@@ -27,6 +27,8 @@ struct Settings {
     bool route_host;        // UCXDT_PMPI_HOST=y: host buffers through the CPU engine too
     int cuda_aware;         // UCXDT_PMPI_CUDA_AWARE: 1 yes, 0 no, -1 ask the MPI
     int64_t staging_keep;   // UCXDT_PMPI_STAGING_MB: staging kept for reuse, bytes
+    int64_t pinned_max;     // UCXDT_PMPI_PINNED_MAX: GPU layouts of at most this many packed
+                            // bytes stage in page-locked host memory under any MPI
     bool verbose;           // UCXDT_PMPI_VERBOSE=y: counters on stderr at MPI_Finalize
 };
 const Settings &settings();
@@ -72,6 +74,10 @@ void release_all_staging();
 
 /// The GPU holding the byte at `p`, or -1 for host memory (or no GPU at all).
 int gpu_of(const void *p);
+/// Where `bytes` packed bytes of a layout on GPU `device` (-1: host memory) are staged: pageable
+/// for host layouts; on a GPU, device memory when the MPI moves device memory itself and the
+/// message is over UCXDT_PMPI_PINNED_MAX, else page-locked host memory.
+Where staging_for(int device, int64_t bytes);
 
 // ---- Routing --------------------------------------------------------------------------------
 struct Route {

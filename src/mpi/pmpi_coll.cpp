@@ -49,7 +49,7 @@ bool classify(const Block &b, Plan *p) {
     // Staged where a routed block of the same memory would be: a GPU's plain blocks are then
     // copied device to device, not through pageable memory.
     p->r.device = gpu_of(at(b.buf, tlb));
-    p->r.staging = p->r.device < 0 ? Where::kHost : (mpi_cuda_aware() ? Where::kDevice : Where::kPinned);
+    p->r.staging = staging_for(p->r.device, p->bytes);
     return true;
 }
 

@@ -12,6 +12,11 @@ namespace ucxdt::pmpi {
 
 namespace {
 std::atomic<uint64_t> counters[kNumCounters];
+// UCXDT_PMPI_PINNED_MAX's default. A CUDA-aware MPI's small device message costs a GPU
+// transfer's setup (Open MPI 5 over UCX 1.13.1: 21-27 us one way at 4 KiB, against 1.8-8 us
+// for host memory); up to 16 KiB the pack into page-locked memory and the host message win,
+// from 64 KiB the device message does (performance-log.md, run 40).
+constexpr int64_t kPinnedMax = 16384;
 std::atomic<uint64_t> timers_ns[kNumTimers];
 
 }  // namespace
@@ -26,6 +31,7 @@ const Settings &settings() {
         const char *ca = std::getenv("UCXDT_PMPI_CUDA_AWARE");
         v.cuda_aware = (ca && *ca) ? (env_flag("UCXDT_PMPI_CUDA_AWARE", false) ? 1 : 0) : -1;
         v.staging_keep = env_integer("UCXDT_PMPI_STAGING_MB", 256, 0, int64_t{1} << 20) << 20;
+        v.pinned_max = env_integer("UCXDT_PMPI_PINNED_MAX", kPinnedMax, 0, INT32_MAX);
         v.verbose = env_flag("UCXDT_PMPI_VERBOSE", false);
         return v;
     }();
@@ -41,6 +47,11 @@ bool mpi_cuda_aware() {
         return q && q() == 1;
     }();
     return aware;
+}
+
+Where staging_for(int device, int64_t bytes) {
+    if (device < 0) return Where::kHost;
+    return mpi_cuda_aware() && bytes > settings().pinned_max ? Where::kDevice : Where::kPinned;
 }
 
 void count_op(Counter c) { counters[c].fetch_add(1, std::memory_order_relaxed); }
@@ -63,8 +74,8 @@ bool route(const void *buf, int64_t count, MPI_Datatype dt, Route *r) {
     if (r->bytes > INT32_MAX) return false;  // sent as one MPI_BYTE count (an int)
     r->type = std::move(t);
     r->device = device;
-    r->staging = device < 0 ? Where::kHost : (mpi_cuda_aware() ? Where::kDevice : Where::kPinned);
-    r->contiguous = cls == UCXDT_PLAN_CONTIGUOUS && r->staging == Where::kDevice;
+    r->staging = staging_for(device, r->bytes);
+    r->contiguous = cls == UCXDT_PLAN_CONTIGUOUS && device >= 0 && mpi_cuda_aware();
     r->first = first;
     return true;
 }
