@@ -28,7 +28,7 @@ struct Settings {
     int cuda_aware;         // UCXDT_PMPI_CUDA_AWARE: 1 yes, 0 no, -1 ask the MPI
     int64_t staging_keep;   // UCXDT_PMPI_STAGING_MB: staging kept for reuse, bytes
     int64_t pinned_max;     // UCXDT_PMPI_PINNED_MAX: GPU layouts of at most this many packed
-                            // bytes stage in page-locked host memory under any MPI
+                            // bytes stage in page-locked host memory, CUDA-aware MPI or not
     bool verbose;           // UCXDT_PMPI_VERBOSE=y: counters on stderr at MPI_Finalize
 };
 const Settings &settings();

@@ -11,12 +11,12 @@
 namespace ucxdt::pmpi {
 
 namespace {
-std::atomic<uint64_t> counters[kNumCounters];
 // UCXDT_PMPI_PINNED_MAX's default. A CUDA-aware MPI's small device message costs a GPU
 // transfer's setup (Open MPI 5 over UCX 1.13.1: 21-27 us one way at 4 KiB, against 1.8-8 us
 // for host memory); up to 16 KiB the pack into page-locked memory and the host message win,
 // from 64 KiB the device message does (performance-log.md, run 40).
 constexpr int64_t kPinnedMax = 16384;
+std::atomic<uint64_t> counters[kNumCounters];
 std::atomic<uint64_t> timers_ns[kNumTimers];
 
 }  // namespace
