@@ -103,9 +103,11 @@ ucxdt_status_t transfer(const Plan &p, char *layout, char *packed, int64_t offse
         if (ucxdt_status_t st = cuda::check(cudaGetDevice(&device), "cudaGetDevice")) return st;
     // The layout on one GPU and the packed bytes on another: a peer transfer over the link.
     peer = peer || (cuda::is_gpu(ml) && cuda::is_gpu(mp) && dev_l != dev_p);
-    if (stream) return transfer_on_gpu(p, layout, packed, offset, length, pack, device, *stream, peer);
     cuda::DeviceGuard guard(device);
     if (ucxdt_status_t st = guard.status()) return st;
+    if (stream)  // packed classified above: no second pointer query
+        return cuda::transfer_async(p, layout, packed, offset, length, pack, device, *stream,
+                                    cuda::packed_side(p, mp, peer));
 
     cudaStream_t internal;
     if (ucxdt_status_t st = cuda::internal_stream(device, &internal)) return st;

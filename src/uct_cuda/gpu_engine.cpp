@@ -446,15 +446,28 @@ ucxdt_status_t copy_same_layout_async(const Plan &p, char *from_buf, char *to_bu
     return unit_kernel(p, from_buf, to_buf, 0, p.packed_size, true, device, stream, to_buf, batch);
 }
 
+// Page-locked host memory on the packed side (staging) prices rows across the host link, for
+// the plans that one 2-D copy could move; elsewhere it is served as device memory.
+bool prices_host_link(const Plan &p) { return p.cls == UCXDT_PLAN_STRIDED && p.dims.size() == 1; }
+
+Packed packed_side(const Plan &p, MemoryType packed, bool peer) {
+    if (peer) return Packed::peer;
+    return packed == MemoryType::HOST_PINNED && prices_host_link(p) ? Packed::host : Packed::device;
+}
+
 ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t offset,
                               int64_t length, bool pack, int device, cudaStream_t stream, bool peer,
                               LaunchBatch *batch) {
     if (length == 0) return UCXDT_OK;
-    // Page-locked host memory on the packed side (staging) prices rows across the host link;
-    // asked only of the plans that one 2-D copy could move.
-    Packed where = peer ? Packed::peer : Packed::device;
-    if (!peer && p.cls == UCXDT_PLAN_STRIDED && p.dims.size() == 1 && memory_type(packed) == MemoryType::HOST_PINNED)
-        where = Packed::host;
+    // The pointer query only where its answer matters.
+    const MemoryType m = !peer && prices_host_link(p) ? memory_type(packed) : MemoryType::DEVICE;
+    return transfer_async(p, layout, packed, offset, length, pack, device, stream, packed_side(p, m, peer), batch);
+}
+
+ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t offset,
+                              int64_t length, bool pack, int device, cudaStream_t stream, Packed where,
+                              LaunchBatch *batch) {
+    if (length == 0) return UCXDT_OK;
     // A kernel shares its launch when there is a batch. Across the host link its fixed cost is
     // paid once a launch and overlaps running work: it counts as shared only when it is (the
     // first message on an idle stream pays it alone).

@@ -4,6 +4,8 @@
 #pragma once
 
 #include "ucp_dt/plan.hpp"
+#include "uct_cuda/memory_type.hpp"
+#include "uct_cuda/method.hpp"
 
 #include <ucxdt/ucxdt_cuda.h>
 
@@ -23,6 +25,17 @@ class LaunchBatch;
 ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t offset,
                               int64_t length, bool pack, int device, cudaStream_t stream,
                               bool peer = false, LaunchBatch *batch = nullptr);
+
+/// Where `packed` lies as the method model sees it, given its memory type: Packed::peer when
+/// `peer`; Packed::host for page-locked host memory where a 2-D copy could move the plan (one
+/// strided level), which prices rows across the host link; else Packed::device.
+Packed packed_side(const Plan &p, MemoryType packed, bool peer);
+
+/// transfer_async for a caller that has classified `packed` already (packed_side): no pointer
+/// query, which costs 0.1-0.25 us of host time a call on an H200 host.
+ucxdt_status_t transfer_async(const Plan &p, char *layout, char *packed, int64_t offset,
+                              int64_t length, bool pack, int device, cudaStream_t stream,
+                              Packed where, LaunchBatch *batch = nullptr);
 
 /// Whether copy_layouts_async takes (from, to): both STRIDED, with runs of equal length, equal
 /// packed sizes, and at most kernels::kMaxDims dims each.
