@@ -1,6 +1,7 @@
 #include "uct_cuda/ipc.hpp"
 
 #include "uct_cuda/cuda_check.hpp"
+#include "uct_cuda/driver.hpp"
 #include "uct_cuda/memory_type.hpp"
 
 #include <cuda.h>
@@ -12,34 +13,6 @@
 namespace ucxdt::cuda {
 
 namespace {
-
-// Driver calls the runtime does not offer, reached through the runtime's entry-point query so
-// that libucxdt links the runtime only.
-struct Driver {
-    CUresult (*get_address_range)(CUdeviceptr *, size_t *, CUdeviceptr) = nullptr;
-    CUresult (*pointer_attribute)(void *, CUpointer_attribute, CUdeviceptr) = nullptr;
-    CUresult (*set_pointer_attribute)(const void *, CUpointer_attribute, CUdeviceptr) = nullptr;
-};
-
-const Driver &driver() {
-    static const Driver d = [] {
-        Driver x;
-        cudaDriverEntryPointQueryResult q{};
-        void *fn = nullptr;
-        if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess && q == cudaDriverEntryPointSuccess)
-            x.get_address_range = reinterpret_cast<decltype(x.get_address_range)>(fn);
-        if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &fn, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess && q == cudaDriverEntryPointSuccess)
-            x.pointer_attribute = reinterpret_cast<decltype(x.pointer_attribute)>(fn);
-        if (cudaGetDriverEntryPointByVersion("cuPointerSetAttribute", &fn, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess && q == cudaDriverEntryPointSuccess)
-            x.set_pointer_attribute = reinterpret_cast<decltype(x.set_pointer_attribute)>(fn);
-        cudaGetLastError();
-        return x;
-    }();
-    return d;
-}
 
 // Exports by allocation base; an entry is valid while the allocation there has the same
 // buffer ID (a freed and reallocated range gets a new ID and a new handle).
