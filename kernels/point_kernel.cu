@@ -5,6 +5,7 @@
 
 #include "batch.cuh"
 #include "copy.cuh"
+#include "launch.cuh"
 
 #include <algorithm>
 
@@ -103,9 +104,7 @@ __global__ void point_batch_kernel(const __grid_constant__ PointBatch b) {
 
 template <int V>
 cudaError_t launch(const PointArgs &a, dim3 grid, dim3 block, cudaStream_t stream) {
-    if (a.pack) point_kernel<V, true><<<grid, block, 0, stream>>>(a);
-    else point_kernel<V, false><<<grid, block, 0, stream>>>(a);
-    return cudaGetLastError();
+    return launch_kernel(a.pack ? point_kernel<V, true> : point_kernel<V, false>, grid, block, 0, stream, a);
 }
 
 }  // namespace
@@ -128,14 +127,12 @@ cudaError_t launch_point_batch(const PointArgs *args, int n, cudaStream_t stream
     return launch_in_batches<PointBatch>(args, n, [&](const PointBatch &b, int rows, dim3 grid, dim3 block) {
         int vec = 16;  // powers of two: the least serves all
         for (int i = 0; i < rows; ++i) vec = std::min(vec, b.a[i].vec);
-        switch (vec) {
-        case 16: point_batch_kernel<16><<<grid, block, 0, stream>>>(b); break;
-        case 8: point_batch_kernel<8><<<grid, block, 0, stream>>>(b); break;
-        case 4: point_batch_kernel<4><<<grid, block, 0, stream>>>(b); break;
-        case 2: point_batch_kernel<2><<<grid, block, 0, stream>>>(b); break;
-        default: point_batch_kernel<1><<<grid, block, 0, stream>>>(b); break;
-        }
-        return cudaGetLastError();
+        const auto kernel = vec == 16 ? point_batch_kernel<16>
+                            : vec == 8 ? point_batch_kernel<8>
+                            : vec == 4 ? point_batch_kernel<4>
+                            : vec == 2 ? point_batch_kernel<2>
+                                       : point_batch_kernel<1>;
+        return launch_kernel(kernel, grid, block, 0, stream, b);
     });
 }
 

@@ -5,6 +5,7 @@
 
 #include "batch.cuh"
 #include "copy.cuh"
+#include "launch.cuh"
 
 #include <algorithm>
 
@@ -98,20 +99,16 @@ __global__ void strided_batch_kernel(const __grid_constant__ StridedBatch b) {
 
 template <int V>
 cudaError_t launch(const StridedArgs &a, dim3 grid, dim3 block, cudaStream_t stream) {
-    if (a.packed_dims.n > 0) {  // layout to layout: only "pack" (layout -> packed side) is used
-        strided_kernel<V, true, true><<<grid, block, 0, stream>>>(a);
-    } else if (a.pack) {
-        strided_kernel<V, true, false><<<grid, block, 0, stream>>>(a);
-    } else {
-        strided_kernel<V, false, false><<<grid, block, 0, stream>>>(a);
-    }
-    return cudaGetLastError();
+    // layout to layout: only "pack" (layout -> packed side) is used
+    const auto kernel = a.packed_dims.n > 0 ? strided_kernel<V, true, true>
+                        : a.pack            ? strided_kernel<V, true, false>
+                                            : strided_kernel<V, false, false>;
+    return launch_kernel(kernel, grid, block, 0, stream, a);
 }
 
 template <int V>
 cudaError_t launch_batch(const StridedBatch &b, dim3 grid, dim3 block, cudaStream_t stream) {
-    strided_batch_kernel<V><<<grid, block, 0, stream>>>(b);
-    return cudaGetLastError();
+    return launch_kernel(strided_batch_kernel<V>, grid, block, 0, stream, b);
 }
 
 }  // namespace

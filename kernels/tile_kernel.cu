@@ -5,6 +5,7 @@
 
 #include "batch.cuh"
 #include "copy.cuh"
+#include "launch.cuh"
 
 #include <cuda_pipeline_primitives.h>
 
@@ -157,9 +158,8 @@ __global__ void tile_batch_kernel(const __grid_constant__ TileBatch b) {
 }
 
 template <int U>
-void launch(const TileArgs &a, dim3 grid, dim3 block, size_t shared, cudaStream_t stream) {
-    if (a.pack) tile_kernel<U, true><<<grid, block, shared, stream>>>(a);
-    else tile_kernel<U, false><<<grid, block, shared, stream>>>(a);
+cudaError_t launch(const TileArgs &a, dim3 grid, dim3 block, size_t shared, cudaStream_t stream) {
+    return launch_kernel(a.pack ? tile_kernel<U, true> : tile_kernel<U, false>, grid, block, shared, stream, a);
 }
 
 }  // namespace
@@ -169,11 +169,10 @@ cudaError_t launch_tiles(const TileArgs &a, cudaStream_t stream) {
     const dim3 grid(grid_blocks(threads_of(a), kTileBlock)), block(kTileBlock);
     const size_t shared = static_cast<size_t>(tile_shared_bytes(a));
     switch (a.unit) {
-    case 8: launch<8>(a, grid, block, shared, stream); break;
-    case 4: launch<4>(a, grid, block, shared, stream); break;
-    default: launch<1>(a, grid, block, shared, stream); break;
+    case 8: return launch<8>(a, grid, block, shared, stream);
+    case 4: return launch<4>(a, grid, block, shared, stream);
+    default: return launch<1>(a, grid, block, shared, stream);
     }
-    return cudaGetLastError();
 }
 
 cudaError_t launch_tiles_batch(const TileArgs *args, int n, cudaStream_t stream) {
@@ -185,12 +184,8 @@ cudaError_t launch_tiles_batch(const TileArgs *args, int n, cudaStream_t stream)
             shared = std::max(shared, tile_shared_bytes(b.a[i]));
         }
         const size_t bytes = static_cast<size_t>(shared);
-        switch (unit) {
-        case 8: tile_batch_kernel<8><<<grid, block, bytes, stream>>>(b); break;
-        case 4: tile_batch_kernel<4><<<grid, block, bytes, stream>>>(b); break;
-        default: tile_batch_kernel<1><<<grid, block, bytes, stream>>>(b); break;
-        }
-        return cudaGetLastError();
+        const auto kernel = unit == 8 ? tile_batch_kernel<8> : unit == 4 ? tile_batch_kernel<4> : tile_batch_kernel<1>;
+        return launch_kernel(kernel, grid, block, bytes, stream, b);
     });
 }
 

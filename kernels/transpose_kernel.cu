@@ -7,6 +7,7 @@
 
 #include "batch.cuh"
 #include "copy.cuh"
+#include "launch.cuh"
 
 namespace ucxdt::kernels {
 
@@ -110,9 +111,7 @@ template <typename Vec>
 cudaError_t launch(const TransposeArgs &a, cudaStream_t stream) {
     const dim3 block(kTileBlock);
     const dim3 grid(grid_blocks(threads_of(a), kTileBlock));
-    if (a.pack) transpose_kernel<Vec, true><<<grid, block, 0, stream>>>(a);
-    else transpose_kernel<Vec, false><<<grid, block, 0, stream>>>(a);
-    return cudaGetLastError();
+    return launch_kernel(a.pack ? transpose_kernel<Vec, true> : transpose_kernel<Vec, false>, grid, block, 0, stream, a);
 }
 
 }  // namespace
@@ -131,8 +130,7 @@ cudaError_t launch_transpose_batch(const TransposeArgs *args, int n, cudaStream_
     for (int i = 0; i < n; ++i)
         if (args[i].elem != 4 && args[i].elem != 8 && args[i].elem != 16) return cudaErrorInvalidValue;
     return launch_in_batches<TransposeBatch>(args, n, [&](const TransposeBatch &b, int, dim3 grid, dim3 block) {
-        transpose_batch_kernel<<<grid, block, 0, stream>>>(b);
-        return cudaGetLastError();
+        return launch_kernel(transpose_batch_kernel, grid, block, 0, stream, b);
     });
 }
 

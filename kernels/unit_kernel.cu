@@ -5,6 +5,7 @@
 
 #include "batch.cuh"
 #include "copy.cuh"
+#include "launch.cuh"
 
 #include <algorithm>
 
@@ -55,8 +56,7 @@ __global__ void unit_batch_kernel(const __grid_constant__ UnitBatch b) {
 
 cudaError_t launch_units_batch(const UnitArgs *args, int n, cudaStream_t stream) {
     return launch_in_batches<UnitBatch>(args, n, [&](const UnitBatch &b, int, dim3 grid, dim3 block) {
-        unit_batch_kernel<<<grid, block, 0, stream>>>(b);
-        return cudaGetLastError();
+        return launch_kernel(unit_batch_kernel, grid, block, 0, stream, b);
     });
 }
 
@@ -64,9 +64,7 @@ cudaError_t launch_units(const UnitArgs &a, cudaStream_t stream) {
     if (a.items == 0) return cudaSuccess;
     constexpr unsigned kBlock = 256;
     const dim3 grid(grid_blocks(a.items << a.lanes_log2, kBlock)), block(kBlock);
-    if (a.pack) unit_kernel<true><<<grid, block, 0, stream>>>(a);
-    else unit_kernel<false><<<grid, block, 0, stream>>>(a);
-    return cudaGetLastError();
+    return launch_kernel(a.pack ? unit_kernel<true> : unit_kernel<false>, grid, block, 0, stream, a);
 }
 
 }  // namespace ucxdt::kernels
