@@ -23,18 +23,28 @@ unsigned sm_bound() {
     return bound;
 }
 
-unsigned grid_blocks(uint64_t threads, unsigned block) {
-    static thread_local int cached_device = -1, cached_sms = 0;
-    int dev = 0;
-    cudaGetDevice(&dev);
-    if (dev != cached_device) {
-        if (cudaDeviceGetAttribute(&cached_sms, cudaDevAttrMultiProcessorCount, dev) !=
-            cudaSuccess)
-            cached_sms = 132;
-        cached_device = dev;
-    }
-    return bounded_grid(threads, block, cached_sms, sm_bound());
+namespace {
+
+// The most multiprocessors of any GPU of the node, asked once: on a node of mixed GPUs the
+// smaller ones get a few blocks more than they run at once, which leave the stride loop at
+// once, where asking the current device's count costs a cudaGetDevice each launch.
+int max_sms() {
+    static const int sms = [] {
+        int n = 0, most = 0;
+        if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+        for (int d = 0; d < n; ++d) {
+            int v = 0;
+            if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, d) == cudaSuccess) most = std::max(most, v);
+        }
+        cudaGetLastError();
+        return most > 0 ? most : 132;
+    }();
+    return sms;
 }
+
+}  // namespace
+
+unsigned grid_blocks(uint64_t threads, unsigned block) { return bounded_grid(threads, block, max_sms(), sm_bound()); }
 
 unsigned run_blocks(uint64_t items, unsigned block) { return run_grid(items, block, sm_bound()); }
 

@@ -71,8 +71,9 @@ struct UnitArgs {
                                   // byte goes to at its own displacement instead of `packed`
 };
 
-/// Blocks of `block` threads for a grid-stride launch of `threads` threads on the current
-/// device: enough to fill every multiprocessor, no more, and at most sm_bound() (kernels/grid.cu).
+/// Blocks of `block` threads for a grid-stride launch of `threads` threads: enough to fill
+/// every multiprocessor of the node's largest GPU, no more, and at most sm_bound()
+/// (kernels/grid.cu).
 unsigned grid_blocks(uint64_t threads, unsigned block);
 /// The same for a device of `sms` multiprocessors and a bound of `bound` blocks (0: none):
 /// up to two waves of full occupancy (2048 threads per multiprocessor), at least one block.
