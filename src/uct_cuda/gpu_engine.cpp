@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <functional>
 #include <initializer_list>
 #include <vector>
 
@@ -35,10 +34,9 @@ kernels::Dims to_dims(const std::vector<Plan::Dim> &dims, size_t first) {
 // A window [offset, end) of a plan, cut at the leading dims [0, first): calls
 // launch(base, first, offset, end, packed) once per index of those dims that the window
 // touches, with `base` that index's first byte and the offsets relative to its packed bytes
-// (once, unchanged, when first == 0).
-using Launch = std::function<ucxdt_status_t(int64_t base, size_t first, int64_t offset,
-                                            int64_t end, char *packed)>;
-
+// (once, unchanged, when first == 0). A template, not a std::function: the callers' lambdas
+// capture more than std::function stores without a heap allocation, paid on every call.
+template <typename Launch>
 ucxdt_status_t for_each_leading(const Plan &p, size_t first, int64_t offset, int64_t end, char *packed,
                                 const Launch &launch) {
     if (first == 0) return launch(p.base, 0, offset, end, packed);
@@ -61,6 +59,7 @@ ucxdt_status_t for_each_leading(const Plan &p, size_t first, int64_t offset, int
 
 // The kernels take at most kMaxDims dims: the leading ones beyond that are walked here (rare:
 // subarrays of many dimensions).
+template <typename Launch>
 ucxdt_status_t split_dims(const Plan &p, int64_t offset, int64_t end, char *packed, const Launch &launch) {
     const size_t first = p.dims.size() > static_cast<size_t>(kMaxDims) ? p.dims.size() - kMaxDims : 0;
     return for_each_leading(p, first, offset, end, packed, launch);

@@ -181,17 +181,24 @@ ucxdt_status_t device_costs(int device, CopyCosts *out) {
         std::string error;
     };
     static std::mutex mutex;
-    static std::map<int, Measured> measured;
-    std::lock_guard lock(mutex);
-    auto it = measured.find(device);
-    if (it == measured.end()) {
-        Measured m{};
-        m.status = calibrate(device, &m.costs);
-        if (m.status) m.error = std::string("calibration of the GPU's copy methods: ") + ucxdt_last_error();
-        it = measured.emplace(device, m).first;
+    static std::map<int, Measured> measured;  // never erased: its entries stay where they are
+    // Each thread keeps its last device's entry: no lock on every send to the same GPU.
+    thread_local int last_device = -1;
+    thread_local const Measured *last = nullptr;
+    if (device != last_device) {
+        std::lock_guard lock(mutex);
+        auto it = measured.find(device);
+        if (it == measured.end()) {
+            Measured m{};
+            m.status = calibrate(device, &m.costs);
+            if (m.status) m.error = std::string("calibration of the GPU's copy methods: ") + ucxdt_last_error();
+            it = measured.emplace(device, m).first;
+        }
+        last = &it->second;
+        last_device = device;
     }
-    if (it->second.status) return fail(it->second.status, it->second.error.c_str());
-    *out = it->second.costs;
+    if (last->status) return fail(last->status, last->error.c_str());
+    *out = last->costs;
     return UCXDT_OK;
 }
 
