@@ -196,6 +196,7 @@ double median_event_seconds(Gpu &g, int warmup, int reps, int64_t &slot, Op &&op
                             double *call_us = nullptr) {
     for (int w = 0; w < warmup; ++w) op(slot++);
     std::vector<double> calls;
+    calls.reserve(static_cast<size_t>(reps));  // no reallocation between a run's two events
     for (int r = 0; r < reps; ++r) {
         cuda_ok(cudaEventRecord(g.event(2 * r), g.stream), "cudaEventRecord");
         const auto t0 = Clock::now();
