@@ -72,18 +72,18 @@ __device__ __forceinline__ void copy_span(char *dst, const char *src, int64_t n,
     else copy_with_head<1>(dst, src, n, lane, lanes);
 }
 
-/// Byte displacement of outer index `i` over `dims` (innermost last).
+/// Byte displacement of outer index `i` over `dims` (innermost last). i < the product of the
+/// counts, so the outermost index is what the inner divisions leave (dims.n == 0: i == 0 and
+/// stride[0] == 0). A loop of dims.n - 1 turns, not one unrolled over kMaxDims: the untaken
+/// guards of that one cost a one-level plan 0.3 us of a 1 MB pack (performance-log.md, run 42).
 __device__ __forceinline__ int64_t outer_disp(const Dims &dims, uint64_t i) {
     int64_t disp = 0;
-#pragma unroll
-    for (int k = kMaxDims - 1; k >= 0; --k) {
-        if (k < dims.n) {
-            const uint64_t q = dims.count[k].div(i);
-            disp += static_cast<int64_t>(i - q * dims.count[k].d) * dims.stride[k];
-            i = q;
-        }
+    for (int k = dims.n - 1; k > 0; --k) {
+        const uint64_t q = dims.count[k].div(i);
+        disp += static_cast<int64_t>(i - q * dims.count[k].d) * dims.stride[k];
+        i = q;
     }
-    return disp;
+    return disp + static_cast<int64_t>(i) * dims.stride[0];
 }
 
 /// Address `disp` bytes from `base`, formed as an integer: displacements may be negative or
