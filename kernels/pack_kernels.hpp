@@ -25,7 +25,9 @@ struct Dims {
 /// STRIDED plans: runs of block_len bytes. Each run is cut into `ipr` pieces of at most
 /// `piece` bytes; a group of 2^lanes_log2 threads copies one piece `vec` bytes at a time.
 /// The host guarantees that vec divides block_len, piece, base, every stride, offset, end and
-/// both buffer addresses.
+/// both buffer addresses. With thread_vectors (1 or 2) a piece is that many vectors, one
+/// thread's, and items count pieces of the packed stream from piece first_item; 2 needs piece
+/// to divide block_len, offset, end and `packed`, and vec to be at most 8.
 struct StridedArgs {
     char *layout = nullptr;       // user buffer (byte displacements are relative to it)
     char *packed = nullptr;       // holds packed bytes [offset, end); with packed_dims, a
@@ -42,6 +44,7 @@ struct StridedArgs {
     int64_t offset = 0, end = 0;  // the packed window
     int vec = 1;
     int lanes_log2 = 0;
+    int thread_vectors = 0;       // 0: groups of lanes (above)
     bool pack = true;             // layout -> packed; false: packed -> layout
 };
 

@@ -43,11 +43,47 @@ __device__ __forceinline__ void runs_per_thread(const StridedArgs &a, uint64_t t
     }
 }
 
+// A window too small for groups of lanes to fill the GPU: a thread per piece of K vectors
+// (a.thread_vectors), side by side in one run and stored as one K * V-byte access on the packed
+// side, so that a warp's index arithmetic, a dependent chain, is short and many warps hide it.
+template <int V, int K, bool PACK, bool TWO>
+__device__ __forceinline__ void pieces_per_thread(const StridedArgs &a, uint64_t tid, uint64_t threads) {
+    using Vec = typename VecOf<V>::type;
+    using Wide = typename VecOf<V * K>::type;
+    for (uint64_t item = tid; item < a.items; item += threads) {
+        const uint64_t u = a.first_item + item;  // piece u of the packed stream
+        const uint64_t run = a.ipr.div(u);
+        const int64_t in_run = static_cast<int64_t>(u - run * a.ipr.d) * (V * K);
+        char *lay = at(a.layout, a.base + outer_disp(a.dims, run) + in_run);
+        char *pk = TWO ? at(a.packed, a.packed_base + outer_disp(a.packed_dims, run) + in_run)
+                       : at(a.packed, static_cast<int64_t>(item) * (V * K));
+        union {
+            Vec v[K];
+            Wide w;
+        } piece;
+        if constexpr (PACK) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) piece.v[k] = *reinterpret_cast<const Vec *>(lay + k * V);
+            *reinterpret_cast<Wide *>(pk) = piece.w;
+        } else {
+            piece.w = *reinterpret_cast<const Wide *>(pk);
+#pragma unroll
+            for (int k = 0; k < K; ++k) *reinterpret_cast<Vec *>(lay + k * V) = piece.v[k];
+        }
+    }
+}
+
 // The copy of one StridedArgs by `threads` threads, of which this one is `tid`.
 template <int V, bool PACK, bool TWO>
 __device__ __forceinline__ void strided_copy(const StridedArgs &a, uint64_t tid, uint64_t threads) {
     const int lanes = 1 << a.lanes_log2;
     if constexpr (V > 0) {
+        if (a.thread_vectors > 0) {
+            if constexpr (V <= 8) {
+                if (a.thread_vectors == 2) return pieces_per_thread<V, 2, PACK, TWO>(a, tid, threads);
+            }
+            return pieces_per_thread<V, 1, PACK, TWO>(a, tid, threads);
+        }
         if (one_run_per_thread(a)) {
             runs_per_thread<V, PACK, TWO>(a, tid, threads);
             return;
@@ -131,8 +167,8 @@ cudaError_t launch_strided_batch(const StridedArgs *args, int n, cudaStream_t st
 cudaError_t launch_strided(const StridedArgs &a, cudaStream_t stream) {
     if (a.items == 0) return cudaSuccess;
     constexpr unsigned kBlock = 256;
-    const dim3 grid(one_run_per_thread(a) ? run_blocks(a.items, kBlock) : grid_blocks(a.items << a.lanes_log2, kBlock)),
-        block(kBlock);
+    const bool per_thread = a.thread_vectors > 0 || one_run_per_thread(a);
+    const dim3 grid(per_thread ? run_blocks(a.items, kBlock) : grid_blocks(a.items << a.lanes_log2, kBlock)), block(kBlock);
     switch (a.vec) {
     case 16: return launch<16>(a, grid, block, stream);
     case 8: return launch<8>(a, grid, block, stream);

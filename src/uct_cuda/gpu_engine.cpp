@@ -154,9 +154,9 @@ ucxdt_status_t transpose_kernel(const Plan &p, char *layout, char *packed, int64
 // The strided kernel's arguments for packed bytes [lo, hi) of one index of p's leading dims
 // [0, first), whose runs start at `base`; `pk` holds those packed bytes, or, with `second`
 // (a strided plan of the same runs, all of its dims), is the buffer of that second layout.
-// host_link: pk is page-locked host memory.
+// host_link: pk is page-locked host memory. alone: launched by itself, not in a batch.
 kernels::StridedArgs strided_args(const Plan &p, char *layout, char *pk, int64_t base, size_t first, int64_t lo,
-                                  int64_t hi, bool pack, bool host_link = false, const Plan *second = nullptr) {
+                                  int64_t hi, bool pack, bool host_link, const Plan *second, bool alone) {
     kernels::StridedArgs a;
     a.layout = layout;
     a.packed = pk;
@@ -203,8 +203,29 @@ kernels::StridedArgs strided_args(const Plan &p, char *layout, char *pk, int64_t
     while ((items_of(a.piece, &item0) << a.lanes_log2) < kFillThreads &&
            a.piece > (lane_bytes << a.lanes_log2))
         a.piece = (a.piece / 2 + per_lane - 1) / per_lane * per_lane;
-    a.ipr = kernels::FastDiv(static_cast<uint64_t>((p.block_len + a.piece - 1) / a.piece));
-    a.items = static_cast<uint64_t>(items_of(a.piece, &item0));
+    const int64_t items = items_of(a.piece, &item0), ipr = (p.block_len + a.piece - 1) / a.piece;
+    // Still too few threads for long runs: a thread per piece of two vectors where the packed
+    // side allows the double width (else one), as Yaksa gives a thread per element. On 1 MB of
+    // 4 KiB runs the groups made 1,024 warps of some 200 instructions, mostly a dependent chain
+    // of index arithmetic that no other warp hid: 0.1-0.25 us more GPU time than a thread per
+    // 16 packed bytes (performance-log.md, run 42). Not in a batch, whose kernel takes the
+    // narrowest vector of its rows, nor across the host link, which the groups are chosen for.
+    // UCXDT_GPU_NO_PIECES=1 keeps the groups (comparisons, and their tests at small windows).
+    static const bool pieces_off = std::getenv("UCXDT_GPU_NO_PIECES") != nullptr;
+    const bool run_per_thread = a.lanes_log2 == 0 && ipr == 1;
+    if (alone && !host_link && !pieces_off && a.vec > 0 && !run_per_thread && (items << a.lanes_log2) < kFillThreads) {
+        const bool wide = !second && a.vec <= 8 &&
+                          widest_dividing({p.block_len, lo, hi, reinterpret_cast<intptr_t>(pk)}) >= 2 * a.vec;
+        a.thread_vectors = wide ? 2 : 1;
+        a.lanes_log2 = 0;
+        a.piece = a.thread_vectors * int64_t{a.vec};
+        a.ipr = kernels::FastDiv(static_cast<uint64_t>(p.block_len / a.piece));
+        a.first_item = static_cast<uint64_t>(lo / a.piece);
+        a.items = static_cast<uint64_t>((hi - lo) / a.piece);
+        return a;
+    }
+    a.ipr = kernels::FastDiv(static_cast<uint64_t>(ipr));
+    a.items = static_cast<uint64_t>(items);
     a.first_item = static_cast<uint64_t>(item0);
     return a;
 }
@@ -249,7 +270,7 @@ ucxdt_status_t strided_kernel(const Plan &p, char *layout, char *packed, int64_t
     }
     return split_dims(p, offset, offset + length, packed,
                       [&](int64_t base, size_t first, int64_t lo, int64_t hi, char *pk) {
-        const kernels::StridedArgs a = strided_args(p, layout, pk, base, first, lo, hi, pack, host_link);
+        const kernels::StridedArgs a = strided_args(p, layout, pk, base, first, lo, hi, pack, host_link, nullptr, !batch);
         if (batch) return batch->strided.push_back(a), UCXDT_OK;
         return check(kernels::launch_strided(a, stream), "strided pack kernel launch");
     });
@@ -426,7 +447,7 @@ ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &
                          "cudaMemcpy2DAsync (layout to layout)");
     }
     // The strided kernel, "packing" into the second layout: run i of `from` goes to run i of `to`.
-    const kernels::StridedArgs a = strided_args(from, from_buf, to_buf, from.base, 0, 0, from.packed_size, true, false, &to);
+    const kernels::StridedArgs a = strided_args(from, from_buf, to_buf, from.base, 0, 0, from.packed_size, true, false, &to, !batch);
     if (batch) return batch->strided.push_back(a), UCXDT_OK;
     return check(kernels::launch_strided(a, stream), "strided layout-to-layout kernel launch");
 }
