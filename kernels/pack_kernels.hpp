@@ -95,8 +95,11 @@ constexpr unsigned kDefaultSmBound = 0;
 
 /// Whether a strided copy gives each run one thread of its own: runs of one piece, one lane
 /// each, with an access width known on the host (kernels/strided_kernel.cu).
+UCXDT_HD inline bool one_run_per_thread(int vec, int lanes_log2, uint64_t pieces_per_run) {
+    return vec > 0 && lanes_log2 == 0 && pieces_per_run == 1;
+}
 UCXDT_HD inline bool one_run_per_thread(const StridedArgs &a) {
-    return a.vec > 0 && a.lanes_log2 == 0 && a.ipr.d == 1;
+    return one_run_per_thread(a.vec, a.lanes_log2, a.ipr.d);
 }
 /// Blocks of `block` threads for one thread per item, `items` of them: every item's (the blocks
 /// start in order), at least one, at most `bound` (0: no bound) and gridDim.x's limit.

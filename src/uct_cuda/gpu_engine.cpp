@@ -212,8 +212,9 @@ kernels::StridedArgs strided_args(const Plan &p, char *layout, char *pk, int64_t
     // narrowest vector of its rows, nor across the host link, which the groups are chosen for.
     // UCXDT_GPU_NO_PIECES=1 keeps the groups (comparisons, and their tests at small windows).
     static const bool pieces_off = std::getenv("UCXDT_GPU_NO_PIECES") != nullptr;
-    const bool run_per_thread = a.lanes_log2 == 0 && ipr == 1;
-    if (alone && !host_link && !pieces_off && a.vec > 0 && !run_per_thread && (items << a.lanes_log2) < kFillThreads) {
+    if (alone && !host_link && !pieces_off && a.vec > 0 &&
+        !kernels::one_run_per_thread(a.vec, a.lanes_log2, static_cast<uint64_t>(ipr)) &&
+        (items << a.lanes_log2) < kFillThreads) {
         const bool wide = !second && a.vec <= 8 &&
                           widest_dividing({p.block_len, lo, hi, reinterpret_cast<intptr_t>(pk)}) >= 2 * a.vec;
         a.thread_vectors = wide ? 2 : 1;
