@@ -75,6 +75,17 @@ static int gather_self(const void *sbuf, int scount, ompi_datatype_t *sdt, void 
     return self_copy(sbuf, scount, sdt, mine, rcount, rdt, tag, comm);
 }
 
+/* gather_self for MPI_Gatherv: rcounts and disps are significant at the root only (MPI-4.1
+ * §6.5.2), so other ranks may pass NULL, as MPI_Intercomm_merge's gathers over the local group
+ * do. */
+static int gatherv_self(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                        const int *disps, ompi_datatype_t *rdt, int root, ompi_communicator_t *comm, bool *moved) {
+    *moved = false;
+    if (ompi_comm_rank(comm) != root) return OMPI_SUCCESS;
+    return gather_self(sbuf, scount, sdt, rbuf, rcounts[root], disps[root], rdt, root, MCA_COLL_BASE_TAG_GATHERV,
+                       comm, moved);
+}
+
 int coll_ucxdt_allgather(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf, int rcount,
                          ompi_datatype_t *rdt, ompi_communicator_t *comm, mca_coll_base_module_t *module) {
     bool moved;
@@ -111,8 +122,7 @@ int coll_ucxdt_gatherv(const void *sbuf, int scount, ompi_datatype_t *sdt, void 
                        const int *disps, ompi_datatype_t *rdt, int root, ompi_communicator_t *comm,
                        mca_coll_base_module_t *module) {
     bool moved;
-    const int rc = gather_self(sbuf, scount, sdt, rbuf, rcounts[root], disps[root], rdt,
-                               root, MCA_COLL_BASE_TAG_GATHERV, comm, &moved);
+    const int rc = gatherv_self(sbuf, scount, sdt, rbuf, rcounts, disps, rdt, root, comm, &moved);
     if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, gatherv)(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcounts, disps, rdt, root, comm,
                                   BELOW_MODULE(module, gatherv));
@@ -129,6 +139,16 @@ static int scatter_self(const void *sbuf, int scount, ptrdiff_t disp, ompi_datat
     return self_copy(theirs, scount, sdt, rbuf, rcount, rdt, tag, comm);
 }
 
+/* scatter_self for MPI_Scatterv, whose scounts and disps are significant at the root only
+ * (MPI-4.1 §6.6.2). */
+static int scatterv_self(const void *sbuf, const int *scounts, const int *disps, ompi_datatype_t *sdt, void *rbuf,
+                         int rcount, ompi_datatype_t *rdt, int root, ompi_communicator_t *comm, bool *moved) {
+    *moved = false;
+    if (ompi_comm_rank(comm) != root) return OMPI_SUCCESS;
+    return scatter_self(sbuf, scounts[root], disps[root], sdt, rbuf, rcount, rdt, root, MCA_COLL_BASE_TAG_SCATTERV,
+                        comm, moved);
+}
+
 int coll_ucxdt_scatter(const void *sbuf, int scount, ompi_datatype_t *sdt, void *rbuf, int rcount,
                        ompi_datatype_t *rdt, int root, ompi_communicator_t *comm, mca_coll_base_module_t *module) {
     bool moved;
@@ -143,8 +163,7 @@ int coll_ucxdt_scatterv(const void *sbuf, const int *scounts, const int *disps, 
                         int rcount, ompi_datatype_t *rdt, int root, ompi_communicator_t *comm,
                         mca_coll_base_module_t *module) {
     bool moved;
-    const int rc = scatter_self(sbuf, scounts[root], disps[root], sdt, rbuf, rcount, rdt,
-                                root, MCA_COLL_BASE_TAG_SCATTERV, comm, &moved);
+    const int rc = scatterv_self(sbuf, scounts, disps, sdt, rbuf, rcount, rdt, root, comm, &moved);
     if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, scatterv)(sbuf, scounts, disps, sdt, moved ? MPI_IN_PLACE : rbuf, rcount, rdt, root, comm,
                                    BELOW_MODULE(module, scatterv));
@@ -190,8 +209,7 @@ int coll_ucxdt_igatherv(const void *sbuf, int scount, ompi_datatype_t *sdt, void
                         const int *disps, ompi_datatype_t *rdt, int root, ompi_communicator_t *comm,
                         ompi_request_t **req, mca_coll_base_module_t *module) {
     bool moved;
-    const int rc = gather_self(sbuf, scount, sdt, rbuf, rcounts[root], disps[root], rdt,
-                               root, MCA_COLL_BASE_TAG_GATHERV, comm, &moved);
+    const int rc = gatherv_self(sbuf, scount, sdt, rbuf, rcounts, disps, rdt, root, comm, &moved);
     if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, igatherv)(moved ? MPI_IN_PLACE : sbuf, scount, sdt, rbuf, rcounts, disps, rdt, root, comm,
                                    req, BELOW_MODULE(module, igatherv));
@@ -212,8 +230,7 @@ int coll_ucxdt_iscatterv(const void *sbuf, const int *scounts, const int *disps,
                          int rcount, ompi_datatype_t *rdt, int root, ompi_communicator_t *comm, ompi_request_t **req,
                          mca_coll_base_module_t *module) {
     bool moved;
-    const int rc = scatter_self(sbuf, scounts[root], disps[root], sdt, rbuf, rcount, rdt,
-                                root, MCA_COLL_BASE_TAG_SCATTERV, comm, &moved);
+    const int rc = scatterv_self(sbuf, scounts, disps, sdt, rbuf, rcount, rdt, root, comm, &moved);
     if (rc != OMPI_SUCCESS) return rc;
     return BELOW(module, iscatterv)(sbuf, scounts, disps, sdt, moved ? MPI_IN_PLACE : rbuf, rcount, rdt, root, comm,
                                     req, BELOW_MODULE(module, iscatterv));
@@ -268,10 +285,10 @@ static int alltoallv_any(const void *sbuf, const int *scounts, const int *sdisps
                          void *rbuf, const int *rcounts, const int *rdisps, int rcount, ompi_datatype_t *rdt,
                          ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module) {
     const int me = ompi_comm_rank(comm), n = ompi_comm_size(comm);
-    const bool uniform = scounts == NULL;
+    const bool uniform = rcounts == NULL;  /* scounts may be NULL too under MPI_IN_PLACE */
     bool moved = false;
     counts_t c = {0};
-    if (BELOW(module, alltoallv) && (!req || BELOW(module, ialltoallv)) &&
+    if (sbuf != MPI_IN_PLACE && BELOW(module, alltoallv) && (!req || BELOW(module, ialltoallv)) &&
         counts_without_self(&c, n, me, scounts, sdisps, scount, rcounts, rdisps, rcount)) {
         const int rc = diagonal(sbuf, uniform ? scount : scounts[me], uniform ? (ptrdiff_t)me * scount : sdisps[me],
                                 sdt, rbuf, uniform ? rcount : rcounts[me],
