@@ -34,8 +34,9 @@ if [ -n "$ompi5" ]; then
   grep -qxF "[build] UCXDT_OMPI5_PREFIX=$ompi5" "$log" || fail "not with the cache's Open MPI 5 $ompi5"
   grep -qF "ucxdt: pml ucxdt against Open MPI 5 at $ompi5" "$log" || fail "pml ucxdt not configured"
 fi
-grep -q '^\[build\] the MPICH 5 peer is left out: no mpich-5\.0\.1\.tar\.gz .*https://github\.com/pmodels/mpich/releases/download/v5\.0\.1/mpich-5\.0\.1\.tar\.gz' "$log" ||
+grep -q '^\[build\] the MPICH 5 peer and MPICH.s test suite are left out: no mpich-5\.0\.1\.tar\.gz .*https://github\.com/pmodels/mpich/releases/download/v5\.0\.1/mpich-5\.0\.1\.tar\.gz' "$log" ||
   fail "no line saying the MPICH 5 peer is left out and where to download it"
 grep -qx 'UCXDT_MPICH5_PREFIX:PATH=' "$clone/build/CMakeCache.txt" || fail "the clone's build has an MPICH 5 peer"
+! grep -q '^UCXDT_MPICH_ARCHIVE:FILEPATH=.' "$clone/build/CMakeCache.txt" || fail "the clone's build has MPICH's test suite"
 grep -F -e '[build]' -e 'ucxdt:' "$log"
 echo "PASSED"
