@@ -175,9 +175,11 @@ def build_libs(top, mpicc, env):
     return lib
 
 
-def makefile_vars(path):
-    """Automake's variables of a Makefile.am: name -> words (continuations joined, += appended)."""
-    text = re.sub(r"\\\n", " ", open(path).read())
+def makefile(dir_path):
+    """A directory's Makefile.am: (automake's variables, name -> words with continuations joined
+    and += appended; whether its programs are the threaded ones)."""
+    raw = open(os.path.join(dir_path, "Makefile.am")).read()
+    text = re.sub(r"\\\n", " ", raw)
     out = {}
     for line in text.splitlines():
         line = line.split("#", 1)[0]
@@ -185,16 +187,15 @@ def makefile_vars(path):
         if m:
             words = m.group(3).split()
             out[m.group(1)] = (out.get(m.group(1), []) if m.group(2) == "+=" else []) + words
-    return out
+    return out, "Makefile_threads.mtest" in raw
 
 
 def program_spec(dir_path, name, mk):
-    """(sources, defines, threaded) of program `name` in this directory."""
+    """(sources, defines) of program `name` in this directory, from its Makefile.am's variables."""
     key = re.sub(r"[^A-Za-z0-9_]", "_", name)
     sources = mk.get(key + "_SOURCES", [name + ".c"])
     defines = [w for w in mk.get(key + "_CPPFLAGS", []) if w.startswith("-D")]
-    threaded = "Makefile_threads.mtest" in open(os.path.join(dir_path, "Makefile.am")).read()
-    return [os.path.join(dir_path, s) for s in sources], defines, threaded
+    return [os.path.join(dir_path, s) for s in sources], defines
 
 
 def testlist(dir_path):
@@ -209,8 +210,7 @@ def testlist(dir_path):
         words = shlex.split(line)
         if len(words) < 2 or not words[1].isdigit():
             continue  # a subdirectory's name (threads/, ...), which is asked for on its own
-        r = {"name": words[0], "np": int(words[1]), "args": [], "limit": None, "env": [], "xfail": None,
-             "result": None}
+        r = {"name": words[0], "np": int(words[1]), "args": [], "limit": None, "env": [], "result": None}
         skip = False
         for w in words[2:]:
             k, _, v = w.partition("=")
@@ -222,8 +222,6 @@ def testlist(dir_path):
                 skip = True  # needs MPICH's extensions
             elif k == "env" and not v.startswith("MPIR_CVAR_"):
                 r["env"].append(v)
-            elif k == "xfail":
-                r["xfail"] = v
             elif k == "resultTest":
                 r["result"] = v
             elif k == "mem" and float(v) > MAX_MEM_GB:
@@ -346,20 +344,16 @@ def main():
     known = read_known(a.known)
 
     # Build every program the runs need, a few at once.
-    runs = []
-    for d in a.dirs:
-        dp = os.path.join(top, d)
-        mk = makefile_vars(os.path.join(dp, "Makefile.am"))
-        for r in testlist(dp):
-            runs.append((d, r))
+    runs = [(d, r) for d in a.dirs for r in testlist(os.path.join(top, d))]
+    makefiles = {d: makefile(os.path.join(top, d)) for d in a.dirs}
 
     def build(d, name):
         dp = os.path.join(top, d)
-        if not lib:  # --tree: built before
-            exe = os.path.join(dp, name)  # where the tests that spawn look for themselves (./name)
-            return (exe, None) if os.path.exists(exe) else (None, ["not built"])
-        sources, defines, threaded = program_spec(dp, name, makefile_vars(os.path.join(dp, "Makefile.am")))
         exe = os.path.join(dp, name)  # where the tests that spawn look for themselves (./name)
+        if not lib:  # --tree: built before
+            return (exe, None) if os.path.exists(exe) else (None, ["not built"])
+        mk, threaded = makefiles[d]
+        sources, defines = program_spec(dp, name, mk)
         if os.path.exists(exe) and all(os.path.getmtime(s) <= os.path.getmtime(exe) for s in sources if os.path.exists(s)):
             return exe, None
         cmd = [mpicc] + cflags(top) + defines + (["-DMTEST_USE_THREAD"] if threaded else []) + sources + \
