@@ -151,13 +151,15 @@ void Worker::send_start(Request *r) {
     if (!r->contig) {
         // Slots go to sends in call order (ids grow with it): a later send that took them while
         // an earlier one waits would hold them behind that one's RTS (Ep::unsent), for ever.
-        const bool behind = std::any_of(waiting.begin(), waiting.end(), [r](const Request *q) {
+        // With fragments as active messages the RTS needs no slot, and goes at once whatever
+        // the slots (below).
+        const bool behind = !cfg.host_am && std::any_of(waiting.begin(), waiting.end(), [r](const Request *q) {
             return q->is_send && !q->ipc && q->id < r->id;
         });
         if (!behind)
             if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags))))
                 return complete(r, st);
-        if (behind || r->slots.empty()) {
+        if (!cfg.host_am && (behind || r->slots.empty())) {
             waiting.push_back(r);  // every slot is in use: try again after progress
             return;
         }
@@ -179,11 +181,15 @@ void Worker::send_start(Request *r) {
         // READY, ACK, ATS), which bounded a window of small host-staged messages
         // (docs/performance.md, table d). Longer messages keep the RTS first, so that the
         // receiver unpacks each fragment while the next packs.
+        // A send that found no free slot sends its RTS all the same, so that a receive already
+        // posted for it matches (MPI-4.1 §3.5), and takes slots once the RTR has come.
         if (!offer || r->contig || r->nfrags != 1 || r->slots.empty()) {
             const std::vector<char> no_rkey;
             write_rts(this, r, {}, offer ? r->pool->rkey() : no_rkey);
             if (ucxdt_status_t st = send_tagged(r)) return complete(r, st);
             if (r->contig) return;
+            r->rts_out = r->slots.empty();
+            if (r->rts_out) return;
             stage_on_gpu(r);
             return pack_first(r);
         }
@@ -224,6 +230,15 @@ void Worker::send_start(Request *r) {
         return UCXDT_OK;
     });
     if (st) send_fail(r, st);
+}
+
+void Worker::send_slots(Request *r) {
+    if (ucxdt_status_t st = take_slots(r, static_cast<int>(std::min<int64_t>(cfg.depth, r->nfrags - r->next_pack))))
+        return send_fail(r, st);
+    if (r->slots.empty()) return waiting.push_back(r);  // every slot is in use: try again after progress
+    r->rts_out = false;
+    stage_on_gpu(r);
+    pack_first(r);
 }
 
 void Worker::stage_on_gpu(Request *r) {
@@ -330,6 +345,7 @@ void Worker::send_on_host_rtr(Request *r, const AmHeader &rtr) {
     r->rreq_id = rtr.rreq_id;
     r->in_place = rtr.direct == 1;
     if (r->contig) return send_contig_frags(r);
+    if (r->rts_out) return send_slots(r);
     for (const auto &[k, slot] : std::exchange(r->packed_frags, {})) {
         if (!r->in_place) {
             send_host_frag(r, k, slot);

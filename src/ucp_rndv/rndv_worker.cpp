@@ -60,6 +60,8 @@ ucxdt_status_t Worker::take_slots(Request *r, int want) {
     }
     r->pool = p.get();
     r->slots = p->take(want, r->slot_level);
+    if (cfg.host_am && r->is_send && r->rreq_id == 0)  // unanswered: the last whole slot stays free
+        while (!r->slots.empty() && p->free_slots() < 1) p->give(r->slots.back(), r->slot_level), r->slots.pop_back();
     return UCXDT_OK;
 }
 
@@ -418,7 +420,7 @@ unsigned Worker::progress() {
     for (size_t k = waiting.size(); k > 0 && !waiting.empty(); --k) {
         Request *r = waiting.front();
         waiting.pop_front();
-        if (r->is_send) r->ipc ? send_ipc_stage(r) : send_start(r);
+        if (r->is_send) r->ipc ? send_ipc_stage(r) : r->rts_out ? send_slots(r) : send_start(r);
         else if (!recv_advance(r)) waiting.push_back(r);
         ++n;
     }

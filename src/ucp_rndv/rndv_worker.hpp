@@ -176,6 +176,8 @@ struct Request {
                                   // the user's contiguous buffer); UCP reads them until it completes
     bool in_place = false;        // am_frags: the receiver reads our slots in place (its RTR said
                                   // so): each fragment is announced with READY and freed by ACK
+    bool rts_out = false;         // am_frags: the RTS went before the send had slots; it waits in
+                                  // `waiting` for them once its RTR has come (send_slots)
 
     // CUDA IPC path (both sides).
     bool ipc = false;
@@ -434,8 +436,14 @@ struct Worker {
     void give_back_retired(uint64_t sender);  // every entry of a failed sender
     int64_t retired_bytes(const cuda::DeviceStaging *dev) const;  // of dev's slots, in retired
 
-    /// Takes up to `want` slots of the pool of r's role into r->slots; false when none is free.
+    /// Takes up to `want` slots of the pool of r's role into r->slots (none when none is free).
+    /// With fragments as active messages (host_am), a send whose receiver has not answered yet
+    /// (no RTR) leaves the pool's last whole slot free, for a send whose receive is posted: one
+    /// may wait for its receive indefinitely, the other must complete (MPI-4.1 §3.5, progress).
     ucxdt_status_t take_slots(Request *r, int want);
+    /// Slots for an am_frags send whose RTS went without them (rts_out), once its RTR has come:
+    /// it packs into them, else waits in `waiting`.
+    void send_slots(Request *r);
     Request *new_request(bool is_send, const ucxdt_request_param_t *param);
     /// Where r's tagged message of `bytes` goes: a page-locked wire slot for a GPU layout while
     /// the pool of its role has one or may grow, else r->wire.
