@@ -433,7 +433,8 @@ UCXDT_API ucxdt_status_ptr_t ucxdt_tag_msg_recv_nbx(ucxdt_worker_h worker, void 
                                                     const ucxdt_request_param_t *param);
 
 /** Cancels a receive that has not matched yet (it completes with UCXDT_ERR_CANCELED); a
- *  matched receive runs to completion. A send is not canceled: UCP cancels tag receives only
+ *  matched receive runs to completion, and a completed one that is not freed yet is left
+ *  alone. A send is not canceled: UCP cancels tag receives only
  *  (ucp_request_cancel, UCX 1.13), and a message once posted may have matched already. So
  *  MPI_Cancel of a send (MPI-4.1 §3.8.4) has no counterpart here; ucxdt_ep_destroy ends an
  *  endpoint's sends with UCXDT_ERR_CANCELED. */

@@ -557,7 +557,7 @@ int ucxdt_tag_recv_request_test(void *request, ucxdt_tag_recv_info_t *info) {
 void ucxdt_request_cancel(ucxdt_worker_h worker, void *request) {
     auto *r = static_cast<Request *>(request);
     WorkerLock lock(worker);
-    if (!worker || r->is_send || r->matched) return;
+    if (!worker || r->is_send || r->matched || r->status != UCXDT_INPROGRESS) return;
     if (auto it = std::find(worker->posted.begin(), worker->posted.end(), r); it != worker->posted.end()) {
         worker->posted.erase(it);  // matching in arrival order: never posted to UCP
         worker->complete(r, UCXDT_ERR_CANCELED);
