@@ -439,6 +439,19 @@ UCXDT_API ucxdt_status_ptr_t ucxdt_tag_msg_recv_nbx(ucxdt_worker_h worker, void 
  *  MPI_Cancel of a send (MPI-4.1 §3.8.4) has no counterpart here; ucxdt_ep_destroy ends an
  *  endpoint's sends with UCXDT_ERR_CANCELED. */
 UCXDT_API void ucxdt_request_cancel(ucxdt_worker_h worker, void *request);
+/** Ends with UCXDT_ERR_PEER_FAILURE every receive of the worker that has not matched yet and
+ *  can match only messages whose tag equals `tag` in the bits of `tag_mask` (its mask covers
+ *  `tag_mask` and its tag agrees with `tag` there): the receives that wait for one peer, once
+ *  that peer has failed (ucxdt_worker_handle_ep_error leaves unmatched receives posted, since
+ *  another peer may still send what they wait for). An MPI layer whose tag holds the
+ *  communicator and the source passes those bits: a receive from a failed process then ends
+ *  with MPI_ERR_PROC_FAILED, as ULFM (the MPI Forum's fault-tolerance proposal) reports it,
+ *  where MPI-4.1 leaves what follows a failure to the implementation; MPI_ANY_SOURCE receives
+ *  stay posted. Each completes through its
+ *  callback, in this call (receives the worker matches itself, with a plain_tag_bit) or in a
+ *  later ucxdt_worker_progress (those posted to UCP, whose cancel ends them). Returns how many
+ *  it ends. Threads: as the worker's other calls. */
+UCXDT_API size_t ucxdt_tag_recv_peer_failed(ucxdt_worker_h worker, ucp_tag_t tag, ucp_tag_t tag_mask);
 /** Releases the request; if still running, it completes on its own and is released then. */
 UCXDT_API void ucxdt_request_free(void *request);
 

@@ -566,6 +566,31 @@ void ucxdt_request_cancel(ucxdt_worker_h worker, void *request) {
     if (r->ucp_req) ucp_request_cancel(worker->ucp_worker, r->ucp_req);
 }
 
+size_t ucxdt_tag_recv_peer_failed(ucxdt_worker_h worker, ucp_tag_t tag, ucp_tag_t tag_mask) {
+    if (!worker) return 0;
+    WorkerLock lock(worker);
+    // Only receives whose every match would carry `tag` in the bits of `tag_mask`.
+    const auto bound = [&](const Request *r) {
+        return !r->is_send && !r->matched && r->status == UCXDT_INPROGRESS && (r->tag_mask & tag_mask) == tag_mask &&
+               ((r->tag ^ tag) & tag_mask) == 0;
+    };
+    std::vector<Request *> failed;
+    for (Request *r : worker->posted)
+        if (bound(r)) failed.push_back(r);
+    for (Request *r : failed) {  // matching in arrival order: never posted to UCP
+        worker->posted.erase(std::find(worker->posted.begin(), worker->posted.end(), r));
+        worker->complete(r, UCXDT_ERR_PEER_FAILURE);
+    }
+    size_t n = failed.size();
+    for (auto &[id, r] : worker->requests)
+        if (r->ucp_req && bound(r)) {  // posted to UCP: its cancel ends it (Event::tag_recv_done)
+            r->cancel_status = UCXDT_ERR_PEER_FAILURE;
+            ucp_request_cancel(worker->ucp_worker, r->ucp_req);
+            ++n;
+        }
+    return n;
+}
+
 void ucxdt_request_free(void *request) {
     auto *r = static_cast<Request *>(request);
     Worker *w = r->worker;

@@ -358,7 +358,7 @@ unsigned Worker::progress() {
                 break;
             case Event::tag_recv_done:
                 if (e.req->status != UCXDT_INPROGRESS) {}  // destroyed meanwhile
-                else if (e.status == UCS_ERR_CANCELED) complete(e.req, UCXDT_ERR_CANCELED);
+                else if (e.status == UCS_ERR_CANCELED) complete(e.req, e.req->cancel_status);
                 else if (e.status == UCS_ERR_MESSAGE_TRUNCATED) complete(e.req, UCXDT_ERR_TRUNCATED);
                 else if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_recv_nbx", e.status));
                 else if (e.req->plain) recv_plain_done(e.req, e.length);

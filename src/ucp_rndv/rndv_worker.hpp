@@ -203,6 +203,7 @@ struct Request {
     // Receive.
     ucp_tag_t tag_mask = 0, sender_tag = 0;
     void *ucp_req = nullptr;               // the posted ucp_tag_recv_nbx, until it completes
+    ucxdt_status_t cancel_status = UCXDT_ERR_CANCELED;  // what UCP's cancel of ucp_req ends it with
     bool ucp_done = false;
     TagHeader hdr{};                       // the matched RTS
     std::vector<int32_t> remote_slots;     // sender slot of each announced fragment (-1: not yet)

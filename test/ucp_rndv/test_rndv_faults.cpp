@@ -388,3 +388,47 @@ TEST(RndvFaults, EpParamsSetErrHandler) {
 }
 
 }  // namespace
+
+namespace {
+
+// ucxdt_tag_recv_peer_failed ends the unmatched receives that wait for one peer only: the tag
+// bits 8-15 stand for the source, as an MPI layer's tag holds it. A receive from source 1 ends
+// with UCXDT_ERR_PEER_FAILURE; one from source 2, and one from any source, stay posted and then
+// take their messages. Receives posted to UCP (no plain_tag_bit) and receives the worker matches
+// itself (plain_tag_bit) alike.
+TEST(RndvFaults, ReceivesWaitingForAFailedPeerEnd) {
+    for (const int plain_bit : {-1, 40}) {
+        const std::string what = plain_bit < 0 ? "receives posted to UCP" : "receives matched by the worker";
+        T::RndvConfig c = kConfig;
+        c.plain_bit = plain_bit;
+        T::RndvPair p{c, std::chrono::seconds(20)};
+        ASSERT_EQ(p.error, "") << what;
+        for (int i = 0; i < 200; ++i) p.progress();  // the HELLOs
+        const auto t = L::vector(64, 1, 2, L::named(UCXDT_DOUBLE));
+        Type h(*t);
+        Buffer src(*t, 1, 11), from1(*t, 1, 12), from2(*t, 1, 13), any(*t, 1, 14);
+        constexpr ucp_tag_t kSource = 0xff00;
+        ucxdt_status_ptr_t r1 = ucxdt_tag_recv_nbx(p.w[1], from1.ptr(), 1, h.h, 0x0105, ~0ull, nullptr);
+        ucxdt_status_ptr_t r2 = ucxdt_tag_recv_nbx(p.w[1], from2.ptr(), 1, h.h, 0x0205, ~0ull, nullptr);
+        ucxdt_status_ptr_t ra = ucxdt_tag_recv_nbx(p.w[1], any.ptr(), 1, h.h, 0x0006, ~kSource, nullptr);
+        for (ucxdt_status_ptr_t r : {r1, r2, ra}) ASSERT_FALSE(UCXDT_PTR_IS_ERR(r) || r == nullptr) << what;
+        EXPECT_EQ(ucxdt_tag_recv_peer_failed(p.w[1], 0x0100, kSource), 1u) << what;
+        EXPECT_EQ(status_name(p.wait(r1)), status_name(UCXDT_ERR_PEER_FAILURE)) << what;
+        for (int i = 0; i < 200; ++i) p.progress();
+        EXPECT_EQ(ucxdt_request_check_status(r2), UCXDT_INPROGRESS) << what << ": another source's receive ended";
+        EXPECT_EQ(ucxdt_request_check_status(ra), UCXDT_INPROGRESS) << what << ": an any-source receive ended";
+        EXPECT_EQ(ucxdt_tag_recv_peer_failed(p.w[1], 0x0100, kSource), 0u) << what << ": ended twice";
+        const int64_t bytes = 64 * 8;
+        ucxdt_status_ptr_t s2 = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x0205, nullptr);
+        ucxdt_status_ptr_t sa = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, h.h, 0x0306, nullptr);
+        EXPECT_EQ(status_name(p.wait(r2)), status_name(UCXDT_OK)) << what;
+        EXPECT_EQ(status_name(p.wait(ra)), status_name(UCXDT_OK)) << what;
+        EXPECT_EQ(status_name(p.wait(s2)), status_name(UCXDT_OK)) << what;
+        EXPECT_EQ(status_name(p.wait(sa)), status_name(UCXDT_OK)) << what;
+        const std::vector<std::byte> sent = packed(*t, src.ptr(), 1, bytes);
+        EXPECT_EQ(T::check_received(*t, 1, from2, Buffer(*t, 1, 13).bytes, sent, bytes), "") << what;
+        EXPECT_EQ(T::check_received(*t, 1, any, Buffer(*t, 1, 14).bytes, sent, bytes), "") << what;
+    }
+}
+
+}  // namespace
