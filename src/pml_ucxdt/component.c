@@ -13,7 +13,11 @@
 
 pml_ucxdt_state_t pml_ucxdt;
 
-int pml_ucxdt_progress(void) { return (int)ucxdt_worker_progress(pml_ucxdt.worker); }
+int pml_ucxdt_progress(void) {
+    int n = (int)ucxdt_worker_progress(pml_ucxdt.worker);
+    if (__atomic_load_n(&pml_ucxdt.peer_failed, __ATOMIC_RELAXED)) n += pml_ucxdt_peers_fail_receives();
+    return pml_ucxdt.threads ? n + pml_ucxdt_requests_finish_queued() : n;
+}
 
 static int component_register(void) {
     pml_ucxdt.priority = 5;  /* below ob1 and ucx: used only when asked for (--mca pml ucxdt) */
@@ -35,22 +39,36 @@ static int component_register(void) {
         "CMA's zero-copy among them, so large host messages between processes of a node move through "
         "shared-memory copies (false: as pml ucx, a failed peer is left to the runtime)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_LOCAL, &pml_ucxdt.peer_failure);
+    pml_ucxdt.check_signature = false;
+    (void)mca_base_component_var_register(
+        &mca_pml_ucxdt_component.pmlm_version, "check_signature",
+        "Fail a receive whose message has another type signature (MPI-4.1 §3.3.1), on both sides, with "
+        "MPI_ERR_TYPE: a debugging aid. Every message then carries its signature, contiguous host ones "
+        "included, which then go through ucxdt's protocol instead of as UCP's own messages (false: as pml ucx, "
+        "a receive takes any message whose bytes fit)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL, &pml_ucxdt.check_signature);
     return OMPI_SUCCESS;
 }
 
 static void teardown(void) {
     pml_ucxdt_types_fini();
     pml_ucxdt_peers_close();
-    free(pml_ucxdt.peers), pml_ucxdt.peers = NULL, pml_ucxdt.npeers = 0;
     if (pml_ucxdt.worker) ucxdt_worker_destroy(pml_ucxdt.worker), pml_ucxdt.worker = NULL;
     if (pml_ucxdt.address) ucp_worker_release_address(pml_ucxdt.ucp_worker, pml_ucxdt.address), pml_ucxdt.address = NULL;
     if (pml_ucxdt.ucp_worker) ucp_worker_destroy(pml_ucxdt.ucp_worker), pml_ucxdt.ucp_worker = NULL;
     if (pml_ucxdt.context) ucp_cleanup(pml_ucxdt.context), pml_ucxdt.context = NULL;
     pml_ucxdt_requests_fini();
+    OBJ_DESTRUCT(&pml_ucxdt.finished_lock);
     OBJ_DESTRUCT(&pml_ucxdt.lock);
 }
 
 static int setup(bool threads) {
+    /* A rank goes in the tag's 20-bit field (pml_ucxdt.h): a larger job is refused here, with
+     * its reason, rather than at the first communicator. */
+    if (ompi_proc_world_size() > PML_UCXDT_MAX_RANK + 1)
+        return opal_output(0, "pml ucxdt: %d processes do not fit the tag's %d-bit rank field (at most %d)",
+                           ompi_proc_world_size(), PML_UCXDT_RANK_BITS, PML_UCXDT_MAX_RANK + 1),
+               OMPI_ERR_NOT_SUPPORTED;
     ucp_config_t *cfg = NULL;
     ucs_status_t us = ucp_config_read(NULL, NULL, &cfg);
     if (us != UCS_OK) return opal_output(0, "pml ucxdt: ucp_config_read: %s", ucs_status_string(us)), OMPI_ERROR;
@@ -77,10 +95,12 @@ static int setup(bool threads) {
             return opal_output(0, "pml ucxdt: this UCX gives no thread-safe worker (MPI_THREAD_MULTIPLE)"), OMPI_ERROR;
     }
     ucxdt_worker_params_t dp = {0};
-    dp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT |
-                    UCXDT_WORKER_PARAM_FIELD_PLAIN_TAG_BIT;
+    dp.field_mask = UCXDT_WORKER_PARAM_FIELD_UCP_WORKER | UCXDT_WORKER_PARAM_FIELD_UCP_CONTEXT;
     dp.ucp_worker = pml_ucxdt.ucp_worker;
-    dp.plain_tag_bit = PML_UCXDT_PLAIN_BIT;  /* contiguous host messages as pml ucx sends them */
+    if (!pml_ucxdt.check_signature) {  /* plain messages carry no signature to check */
+        dp.field_mask |= UCXDT_WORKER_PARAM_FIELD_PLAIN_TAG_BIT;
+        dp.plain_tag_bit = PML_UCXDT_PLAIN_BIT;  /* contiguous host messages as pml ucx sends them */
+    }
     dp.ucp_context = pml_ucxdt.context;
     if (ucxdt_worker_create(&dp, &pml_ucxdt.worker) != UCXDT_OK)
         return opal_output(0, "pml ucxdt: ucxdt_worker_create: %s", ucxdt_last_error()), OMPI_ERROR;
@@ -95,21 +115,44 @@ static int setup(bool threads) {
                     pml_ucxdt.address_length);
     if (rc != OPAL_SUCCESS) return opal_output(0, "pml ucxdt: cannot publish the worker address"), OMPI_ERROR;
 
-    pml_ucxdt.npeers = ompi_proc_world_size();
-    pml_ucxdt.peers = calloc(pml_ucxdt.npeers, sizeof *pml_ucxdt.peers);
-    if (!pml_ucxdt.peers) return OMPI_ERR_OUT_OF_RESOURCE;
     return pml_ucxdt_types_init();
+}
+
+/* One-sided calls (MPI-4.1 §12) must run wherever this PML does. osc rdma needs ob1's BML, and
+ * osc ucx by default runs only where its transport and device lists (Open MPI's common UCX
+ * settings: InfiniBand) find a match, which pml ucx widens to "any" when asked to run on any
+ * device. This PML runs on any device, so it widens them the same way; a list the user set
+ * (osc_ucx_tls, osc_ucx_devices) stays as set. A setting registered already gets the new
+ * default; one not yet registered reads it from the environment. */
+static void osc_ucx_on_any_device(void) {
+    static const char *const names[] = {"tls", "devices"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
+        const int idx = mca_base_var_find("ompi", "osc", "ucx", names[i]);
+        mca_base_var_source_t source;
+        if (idx >= 0 && mca_base_var_get_value(idx, NULL, &source, NULL) == OPAL_SUCCESS) {
+            if (source == MCA_BASE_VAR_SOURCE_DEFAULT)
+                (void)mca_base_var_set_value(idx, "any", 0, MCA_BASE_VAR_SOURCE_DEFAULT, NULL);
+        } else {
+            char env[64];
+            snprintf(env, sizeof env, "OMPI_MCA_osc_ucx_%s", names[i]);
+            (void)setenv(env, "any", 0);
+        }
+    }
 }
 
 static mca_pml_base_module_t *component_init(int *priority, bool progress_threads, bool mpi_threads) {
     (void)progress_threads;
     OBJ_CONSTRUCT(&pml_ucxdt.lock, opal_recursive_mutex_t);
+    OBJ_CONSTRUCT(&pml_ucxdt.finished_lock, opal_mutex_t);
+    pml_ucxdt.threads = mpi_threads;
+    pml_ucxdt.finished = pml_ucxdt.finished_last = NULL;
     pml_ucxdt.type_keyval = MPI_KEYVAL_INVALID;
     if (pml_ucxdt_requests_init() != OPAL_SUCCESS || setup(mpi_threads) != OMPI_SUCCESS) {
         teardown();
         return NULL;
     }
     opal_progress_register(pml_ucxdt_progress);
+    osc_ucx_on_any_device();
     *priority = pml_ucxdt.priority;
     return &pml_ucxdt_module;
 }

@@ -7,6 +7,7 @@
 #include "pml_ucxdt.h"
 
 #include "ompi/attribute/attribute.h"
+#include "ompi/runtime/mpiruntime.h"
 #include <ucxdt/mpi.h>
 
 /* What pml_data points to. */
@@ -49,16 +50,30 @@ void pml_ucxdt_types_fini(void) {
             (void)ompi_attr_delete(TYPE_ATTR, dt, dt->d_keyhash, pml_ucxdt.type_keyval, false);
     }
     if (pml_ucxdt.type_keyval != MPI_KEYVAL_INVALID) ompi_attr_free_keyval(TYPE_ATTR, &pml_ucxdt.type_keyval, false);
-    for (int i = 0; i < OMPI_DATATYPE_MAX_PREDEFINED; ++i)
+    for (int i = 0; i < OMPI_DATATYPE_MAX_PREDEFINED; ++i) {
         if (pml_ucxdt.predefined[i]) entry_free(pml_ucxdt.predefined[i]), pml_ucxdt.predefined[i] = NULL;
+        if (pml_ucxdt.early[i]) entry_free(pml_ucxdt.early[i]), pml_ucxdt.early[i] = NULL;
+    }
 }
 
-/* Imports dt and caches it, under the lock. */
-static int import(ompi_datatype_t *dt) {
+/* A predefined type used before MPI_Init has completed, which MPI_Type_get_envelope cannot
+ * decode yet: a spawned process's MPI_Init talks to its parents (MPI-4.1 §11.8.2). It is
+ * imported from its description, as packed data, and kept apart (pml_ucxdt.early), so that
+ * once MPI is initialized the type is imported from its constructor as usual. */
+static bool mpi_initialized(void) { return ompi_mpi_state >= OMPI_MPI_STATE_INIT_COMPLETED; }
+
+/* Imports dt and caches it, under the lock; *out: its entry. */
+static int import(ompi_datatype_t *dt, const struct pml_ucxdt_dtype **out) {
     const bool predefined = ompi_datatype_is_predefined(dt);
+    const bool cached_id = predefined && dt->id >= 0 && dt->id < OMPI_DATATYPE_MAX_PREDEFINED;
+    const bool early = cached_id && !mpi_initialized();
+    if (early && pml_ucxdt.early[dt->id]) {
+        *out = pml_ucxdt.early[dt->id];
+        return OMPI_SUCCESS;
+    }
     struct pml_ucxdt_dtype *e = calloc(1, sizeof *e);
     if (!e) return OMPI_ERR_OUT_OF_RESOURCE;
-    e->packed = !predefined && dt->args == NULL;
+    e->packed = early || (!predefined && dt->args == NULL);
     const ucxdt_status_t st = e->packed ? pml_ucxdt_type_from_desc(dt, &e->type) : ucxdt_type_from_mpi(dt, &e->type);
     if (st != UCXDT_OK) {
         opal_output(0, "pml ucxdt: cannot import datatype '%s': %s", dt->name, ucxdt_last_error());
@@ -68,7 +83,12 @@ static int import(ompi_datatype_t *dt) {
     if (pml_ucxdt.verbose > 1)
         opal_output(0, "pml ucxdt: datatype '%s' imported from its %s", dt->name,
                     e->packed ? "description" : "constructor");
-    if (predefined && dt->id >= 0 && dt->id < OMPI_DATATYPE_MAX_PREDEFINED) {
+    *out = e;
+    if (early) {
+        pml_ucxdt.early[dt->id] = e;
+        return OMPI_SUCCESS;
+    }
+    if (cached_id) {
         pml_ucxdt.predefined[dt->id] = e;
     } else {
         const int rc = ompi_attr_set_c(TYPE_ATTR, dt, &dt->d_keyhash, pml_ucxdt.type_keyval, e, false);
@@ -82,14 +102,14 @@ static int import(ompi_datatype_t *dt) {
 }
 
 int pml_ucxdt_type(ompi_datatype_t *dt, ucxdt_type_t *type, bool *packed) {
-    int rc = OMPI_SUCCESS;
-    if (!dt->pml_data) {
-        OPAL_THREAD_LOCK(&pml_ucxdt.lock);
-        if (!dt->pml_data) rc = import(dt);
-        OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
-    }
-    if (rc != OMPI_SUCCESS) return rc;
     const struct pml_ucxdt_dtype *e = (const struct pml_ucxdt_dtype *)(uintptr_t)dt->pml_data;
+    if (!e) {
+        int rc = OMPI_SUCCESS;
+        OPAL_THREAD_LOCK(&pml_ucxdt.lock);
+        if (!(e = (const struct pml_ucxdt_dtype *)(uintptr_t)dt->pml_data)) rc = import(dt, &e);
+        OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
+        if (rc != OMPI_SUCCESS) return rc;
+    }
     *type = e->type;
     *packed = e->packed;
     return OMPI_SUCCESS;

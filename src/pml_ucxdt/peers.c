@@ -1,7 +1,9 @@
 /* Endpoints: one UCP endpoint and one ucxdt endpoint per peer process, made on the first send
- * to it from the worker address it published in the modex (component.c). Open MPI hands
- * add_procs only the processes of this node by default, and others reach the PML through
- * ompi_comm_peer_lookup, so all are made on first use. A peer UCP reports failed
+ * to it from the worker address it published in the modex (component.c), and kept in the
+ * process's ompi_proc_t (proc_endpoints, the PML's slot). Open MPI hands add_procs only the
+ * processes of this node by default, and others reach the PML through ompi_comm_peer_lookup,
+ * so all are made on first use; processes of other jobs (MPI_Comm_spawn, MPI_Comm_connect and
+ * MPI_Comm_accept, MPI-4.1 §11.8) the same way, from the address their job published. A peer UCP reports failed
  * (UCP_ERR_HANDLING_MODE_PEER) fails its operations with MPI_ERR_PROC_FAILED, which reaches
  * the communicator's error handler through the request (ucxdt_worker_handle_ep_error). */
 #include "pml_ucxdt.h"
@@ -12,10 +14,14 @@
 
 #include <time.h>
 
+/* UCP's error handler, inside UCP's progress: the receives waiting for the peer end in the
+ * PML's progress (pml_ucxdt_peers_fail_receives). */
 static void peer_failed(void *arg, ucp_ep_h ep, ucs_status_t status) {
     (void)ep;
     struct pml_ucxdt_peer *p = arg;
-    p->failed = 1;
+    __atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&pml_ucxdt.any_peer_failed, true, __ATOMIC_RELAXED);
+    __atomic_store_n(&pml_ucxdt.peer_failed, true, __ATOMIC_RELEASE);
     if (pml_ucxdt.verbose)
         opal_output(0, "pml ucxdt: a peer failed (%s): its operations end with MPI_ERR_PROC_FAILED",
                     ucs_status_string(status));
@@ -69,38 +75,89 @@ static int peer_connect(ompi_proc_t *proc, struct pml_ucxdt_peer *p) {
         return MPI_ERR_INTERN;
     }
     ucxdt_ep_params_t ep_params = {.field_mask = UCXDT_EP_PARAM_FIELD_UCP_EP, .ucp_ep = p->ucp_ep};
-    if ((st = ucxdt_ep_create(pml_ucxdt.worker, &ep_params, &p->ep)) != UCXDT_OK) {
+    ucxdt_ep_h ep;
+    if ((st = ucxdt_ep_create(pml_ucxdt.worker, &ep_params, &ep)) != UCXDT_OK) {
         opal_output(0, "pml ucxdt: ucxdt_ep_create: %s", ucxdt_last_error());
         close_ep(p);
         return pml_ucxdt_mpi_error(st);
     }
+    __atomic_store_n(&p->ep, ep, __ATOMIC_RELEASE);  /* read without the lock (pml_ucxdt_peer) */
     return OMPI_SUCCESS;
 }
 
 int pml_ucxdt_peer(ompi_communicator_t *comm, int rank, ucxdt_ep_h *ep) {
     ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
     if (!proc) return MPI_ERR_RANK;
-    if (proc->super.proc_name.jobid != OMPI_PROC_MY_NAME->jobid || proc->super.proc_name.vpid >= pml_ucxdt.npeers) {
-        opal_output(0, "pml ucxdt: processes of another job (MPI_Comm_spawn, MPI_Comm_connect) are not supported");
-        return MPI_ERR_UNSUPPORTED_OPERATION;
-    }
-    struct pml_ucxdt_peer *p = &pml_ucxdt.peers[proc->super.proc_name.vpid];
-    if (p->ep) {
-        *ep = p->ep;
-        return OMPI_SUCCESS;
-    }
+    struct pml_ucxdt_peer *p = __atomic_load_n((struct pml_ucxdt_peer **)&proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML],
+                                               __ATOMIC_ACQUIRE);
+    if (p && (*ep = __atomic_load_n(&p->ep, __ATOMIC_ACQUIRE))) return OMPI_SUCCESS;
+    /* Connecting takes UCP's and ucxdt's worker locks under the PML's: the documented order
+     * (pml_ucxdt_state_t), which no callback reverses. */
+    int rc = OMPI_SUCCESS;
     OPAL_THREAD_LOCK(&pml_ucxdt.lock);
-    int rc = p->ep ? OMPI_SUCCESS : peer_connect(proc, p);
+    p = proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
+    if (!p) {
+        if ((p = calloc(1, sizeof *p))) {
+            p->proc = proc;
+            p->next = pml_ucxdt.peers, pml_ucxdt.peers = p;
+            __atomic_store_n((struct pml_ucxdt_peer **)&proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML], p,
+                             __ATOMIC_RELEASE);
+        } else {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    if (rc == OMPI_SUCCESS && !p->ep) rc = peer_connect(proc, p);
     OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
     if (rc == OMPI_SUCCESS) *ep = p->ep;
     return rc;
 }
 
-/* At finalize, after Open MPI's closing fence: every peer's traffic has ended. */
+/* At finalize, after Open MPI's closing fence: every peer's traffic has ended. The processes
+ * outlive the PML (ompi_proc_finalize comes later), so each forgets its endpoints. */
 void pml_ucxdt_peers_close(void) {
-    for (size_t i = 0; i < pml_ucxdt.npeers; ++i) {
-        struct pml_ucxdt_peer *p = &pml_ucxdt.peers[i];
+    while (pml_ucxdt.peers) {
+        struct pml_ucxdt_peer *p = pml_ucxdt.peers;
+        pml_ucxdt.peers = p->next;
+        p->proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] = NULL;
         if (p->ep) ucxdt_ep_destroy(p->ep), p->ep = NULL;
         if (p->ucp_ep) close_ep(p);
+        free(p);
     }
+}
+
+/* Ends every receive posted on any communicator for `proc`, as the source named in its tag (its
+ * rank there: in the remote group of an intercommunicator). Receives of MPI_ANY_SOURCE stay
+ * posted, as ucxdt_tag_recv_peer_failed leaves them. */
+static void fail_receives_from(ompi_proc_t *proc) {
+    const int ncomms = opal_pointer_array_get_size(&ompi_mpi_communicators);
+    for (int i = 0; i < ncomms; ++i) {
+        ompi_communicator_t *comm = opal_pointer_array_get_item(&ompi_mpi_communicators, i);
+        if (!comm || comm == &ompi_mpi_comm_null.comm || comm->c_index > PML_UCXDT_MAX_CONTEXT) continue;
+        const int n = OMPI_COMM_IS_INTER(comm) ? ompi_comm_remote_size(comm) : ompi_comm_size(comm);
+        for (int rank = 0; rank < n; ++rank)
+            if (ompi_comm_peer_lookup(comm, rank) == proc)
+                (void)ucxdt_tag_recv_peer_failed(pml_ucxdt.worker,
+                                                 (uint64_t)comm->c_index | (uint64_t)rank << PML_UCXDT_RANK_SHIFT,
+                                                 PML_UCXDT_CID_MASK | PML_UCXDT_RANK_MASK);
+    }
+}
+
+int pml_ucxdt_peers_fail_receives(void) {
+    if (!__atomic_exchange_n(&pml_ucxdt.peer_failed, false, __ATOMIC_ACQUIRE)) return 0;
+    int n = 0;
+    OPAL_THREAD_LOCK(&pml_ucxdt.lock);
+    for (struct pml_ucxdt_peer *p = pml_ucxdt.peers; p; p = p->next)
+        if (__atomic_load_n(&p->failed, __ATOMIC_RELAXED) == 1) {
+            p->failed = 2;  /* its receives are ended; later ones fail at their post */
+            fail_receives_from(p->proc);
+            ++n;
+        }
+    OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
+    return n;
+}
+
+bool pml_ucxdt_peer_has_failed(ompi_communicator_t *comm, int rank) {
+    const ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
+    const struct pml_ucxdt_peer *p = proc ? proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] : NULL;
+    return p && __atomic_load_n(&p->failed, __ATOMIC_RELAXED);
 }

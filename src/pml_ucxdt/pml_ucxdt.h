@@ -17,6 +17,7 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/pml/pml.h"
 #include "ompi/message/message.h"
+#include "ompi/proc/proc.h"
 #include "ompi/request/request.h"
 #include "opal/class/opal_free_list.h"
 #include "opal/mca/threads/mutex.h"
@@ -36,7 +37,10 @@ BEGIN_C_DECLS
  *             host data as UCP's own message), never by the PML;
  * bits 41-63: the MPI tag, two's complement. Collectives use negative tags, which
  *             MPI_ANY_TAG must not match (MPI-4.1 §3.2.3 gives users only 0..MPI_TAG_UB), so an
- *             MPI_ANY_TAG receive still matches bit 63, the tag's sign, against 0. */
+ *             MPI_ANY_TAG receive still matches bit 63, the tag's sign, against 0. Open MPI's
+ *             negative tags reach -INT_MAX (libnbc counts down one per nonblocking collective;
+ *             neighbourhood and hcoll tags start below -INT_MAX/2): they are folded into the
+ *             field's negative half, 2^22 values, so that none wraps into the users' range. */
 #define PML_UCXDT_CID_BITS 20
 #define PML_UCXDT_RANK_BITS 20
 #define PML_UCXDT_TAG_BITS 23
@@ -51,8 +55,14 @@ BEGIN_C_DECLS
 #define PML_UCXDT_MAX_CONTEXT ((1u << PML_UCXDT_CID_BITS) - 1)
 #define PML_UCXDT_MAX_RANK ((1 << PML_UCXDT_RANK_BITS) - 1)
 
+/* The tag field's value of an MPI tag: itself when it fits, a negative tag folded (above). */
+static inline uint64_t pml_ucxdt_tag_field(int tag) {
+    const int64_t t = tag >= 0 ? tag : -1 - (-1 - (int64_t)tag) % ((int64_t)PML_UCXDT_MAX_TAG + 1);
+    return (uint64_t)t << PML_UCXDT_TAG_SHIFT;
+}
+
 static inline ucp_tag_t pml_ucxdt_send_tag(int tag, int my_rank, const ompi_communicator_t *comm) {
-    return ((uint64_t)(int64_t)tag << PML_UCXDT_TAG_SHIFT) |
+    return pml_ucxdt_tag_field(tag) |
            ((uint64_t)my_rank << PML_UCXDT_RANK_SHIFT) | (uint64_t)comm->c_index;
 }
 
@@ -62,7 +72,7 @@ static inline void pml_ucxdt_recv_tag(int src, int tag, const ompi_communicator_
     *utag = (uint64_t)comm->c_index;
     *mask = PML_UCXDT_CID_MASK;
     if (src != MPI_ANY_SOURCE) *utag |= (uint64_t)src << PML_UCXDT_RANK_SHIFT, *mask |= PML_UCXDT_RANK_MASK;
-    if (tag != MPI_ANY_TAG) *utag |= (uint64_t)(int64_t)tag << PML_UCXDT_TAG_SHIFT, *mask |= PML_UCXDT_TAG_MASK;
+    if (tag != MPI_ANY_TAG) *utag |= pml_ucxdt_tag_field(tag), *mask |= PML_UCXDT_TAG_MASK;
     else *mask |= PML_UCXDT_TAG_SIGN;
 }
 
@@ -78,16 +88,26 @@ typedef struct {
     ucxdt_worker_h worker;
     ucp_address_t *address;     /* published in the modex */
     size_t address_length;
-    struct pml_ucxdt_peer *peers;  /* by rank in MPI_COMM_WORLD (vpid), made on first use */
-    size_t npeers;
-    opal_recursive_mutex_t lock;   /* the peer table, under MPI_THREAD_MULTIPLE */
+    struct pml_ucxdt_peer *peers;  /* every peer connected, of any job (peers.c) */
+    /* Under MPI_THREAD_MULTIPLE (threads). Lock order: `lock`, then the ucxdt worker's lock
+     * (and UCP's under it); `finished_lock` is a leaf. ucxdt calls back under its worker lock,
+     * so a callback takes no PML lock and calls no Open MPI code: it queues its request on
+     * `finished`, which pml_ucxdt_progress empties once ucxdt_worker_progress has returned. */
+    bool threads;
+    opal_recursive_mutex_t lock;   /* the peer table, the type cache and each request's state */
+    opal_mutex_t finished_lock;
+    struct pml_ucxdt_request *finished, *finished_last;  /* ended operations, oldest first */
     opal_free_list_t requests;     /* pml_ucxdt_request_t, reused: a malloc and a free per message cost
                                       as much as UCP's own work on a small one */
     int type_keyval;               /* the attribute that frees a user type's cached ucxdt type */
     struct pml_ucxdt_dtype *predefined[OMPI_DATATYPE_MAX_PREDEFINED];  /* their cache entries (datatype.c) */
+    struct pml_ucxdt_dtype *early[OMPI_DATATYPE_MAX_PREDEFINED];       /* used before MPI_Init completed */
     int priority;
     int verbose;
     bool peer_failure;             /* UCP's peer error handling on endpoints (MCA pml_ucxdt_peer_failure) */
+    bool peer_failed;              /* a peer failed since the last pml_ucxdt_peers_fail_receives */
+    bool any_peer_failed;          /* a peer has failed: receives check their source at post */
+    bool check_signature;          /* receives check the type signature (MCA pml_ucxdt_check_signature) */
 } pml_ucxdt_state_t;
 
 extern pml_ucxdt_state_t pml_ucxdt;
@@ -98,6 +118,8 @@ struct pml_ucxdt_peer {
     ucp_ep_h ucp_ep;
     ucxdt_ep_h ep;
     int failed;  /* UCP reported the endpoint failed: MPI_ERR_PROC_FAILED from then on */
+    ompi_proc_t *proc;            /* whose proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] points here */
+    struct pml_ucxdt_peer *next;  /* in pml_ucxdt.peers */
 };
 
 /* Maps a ucxdt status to an MPI error class. */
@@ -106,6 +128,11 @@ int pml_ucxdt_mpi_error(ucxdt_status_t st);
 /* peers.c */
 int pml_ucxdt_peer(ompi_communicator_t *comm, int rank, ucxdt_ep_h *ep);
 void pml_ucxdt_peers_close(void);
+/* Ends with MPI_ERR_PROC_FAILED the receives posted for peers that failed since the last call
+ * (pml_ucxdt_progress); returns how many peers. */
+int pml_ucxdt_peers_fail_receives(void);
+/* Whether UCP reported rank's process on comm failed. */
+bool pml_ucxdt_peer_has_failed(ompi_communicator_t *comm, int rank);
 
 /* datatype.c: the committed ucxdt type of an Open MPI datatype, imported once and cached;
  * *packed: its messages go as packed data (a type built inside Open MPI, datatype_desc.c). */
@@ -117,12 +144,17 @@ void pml_ucxdt_types_fini(void);
 
 /* request.c */
 typedef enum { PML_UCXDT_SEND, PML_UCXDT_RECV } pml_ucxdt_kind_t;
-typedef struct {
+typedef struct pml_ucxdt_request {
     ompi_request_t ompi;
     pml_ucxdt_kind_t kind;
-    void *op;           /* the running ucxdt request, NULL when none */
-    bool done;          /* its operation ended (request_done), maybe before the post returned */
+    /* Under pml_ucxdt.lock: */
+    void *op;           /* the running ucxdt request, NULL when none; freed by request_finish */
+    bool done;          /* no operation running: none posted yet, or the last one finished
+                           (request_finish), maybe before its post returned */
     bool free_called;   /* MPI_Request_free before completion: released when it completes */
+    /* Set by ucxdt's callback for request_finish: */
+    void *ended_op;
+    struct pml_ucxdt_request *next_finished;
     void *bsend_space;  /* a buffered send's packed copy in the attached buffer, returned at the end */
     /* What a persistent request posts at each start. */
     void *buf;
@@ -144,6 +176,9 @@ int pml_ucxdt_request_post(pml_ucxdt_request_t *r);
 /* Posts a receive of a message taken by a matched probe (MPI_Imrecv). */
 int pml_ucxdt_request_post_matched(pml_ucxdt_request_t *r, ucxdt_tag_message_h message);
 int pml_ucxdt_start(size_t count, ompi_request_t **requests);
+/* Finishes the requests whose operations ucxdt ended under its lock (MPI_THREAD_MULTIPLE);
+ * returns how many. Called by pml_ucxdt_progress, never under the worker lock. */
+int pml_ucxdt_requests_finish_queued(void);
 
 /* p2p.c and probe.c: the module's calls */
 int pml_ucxdt_progress(void);

@@ -30,8 +30,10 @@ int pml_ucxdt_mpi_error(ucxdt_status_t st) {
 /* A request from the free list, as new (the list constructs each object once). */
 static void request_reset(pml_ucxdt_request_t *r) {
     r->op = NULL;
-    r->done = false;
+    r->done = true;
     r->free_called = false;
+    r->ended_op = NULL;
+    r->next_finished = NULL;
     r->bsend_space = NULL;
     r->dt = NULL;
     r->comm = NULL;
@@ -54,60 +56,101 @@ int pml_ucxdt_requests_init(void) {
 
 void pml_ucxdt_requests_fini(void) { OBJ_DESTRUCT(&pml_ucxdt.requests); }
 
-/* The operation ended with `err` (an MPI error class; the status's other fields are filled). */
-/* Under MPI_THREAD_MULTIPLE a thread may free r (request_free) while another's progress ends
- * its operation here: the lock makes one of them see the other's mark. */
-static void request_done(pml_ucxdt_request_t *r, int err) {
-    r->ompi.req_status.MPI_ERROR = err;
+/* r's operation has ended (its status is filled): ends the ucxdt request, then completes r, or
+ * releases it when MPI_Request_free came first. Under the lock, so that a concurrent
+ * request_free, request_cancel or post sees either the running operation or the finished one;
+ * r is completed inside it, so that a free can only follow the completion. */
+static void request_finish(pml_ucxdt_request_t *r) {
+    void *op = r->ended_op;
+    r->ended_op = NULL;
     if (r->bsend_space) mca_pml_base_bsend_request_free(r->bsend_space), r->bsend_space = NULL;
     OPAL_THREAD_LOCK(&pml_ucxdt.lock);
     r->op = NULL;
     r->done = true;
     const bool release = r->free_called;  /* nobody waits for it */
-    OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
     if (!release || r->ompi.req_persistent) ompi_request_complete(&r->ompi, true);
+    OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
+    if (op) ucxdt_request_free(op);
     if (release) pml_ucxdt_request_release(r);
 }
 
+/* The operation `op` (NULL: none was posted) ended with `err`, an MPI error class; the status's
+ * other fields are filled. Called by ucxdt's callbacks, under its worker lock: under
+ * MPI_THREAD_MULTIPLE r is queued for pml_ucxdt_progress (see pml_ucxdt_state_t), and finished
+ * at once otherwise. */
+static void request_done(pml_ucxdt_request_t *r, void *op, int err) {
+    r->ompi.req_status.MPI_ERROR = err;
+    r->ended_op = op;
+    if (!pml_ucxdt.threads) {
+        request_finish(r);
+        return;
+    }
+    r->next_finished = NULL;
+    opal_mutex_lock(&pml_ucxdt.finished_lock);
+    if (pml_ucxdt.finished_last) pml_ucxdt.finished_last->next_finished = r;
+    else __atomic_store_n(&pml_ucxdt.finished, r, __ATOMIC_RELAXED);
+    pml_ucxdt.finished_last = r;
+    opal_mutex_unlock(&pml_ucxdt.finished_lock);
+}
+
+int pml_ucxdt_requests_finish_queued(void) {
+    /* A peek without the lock: a request queued meanwhile is seen at the next progress. */
+    if (!__atomic_load_n(&pml_ucxdt.finished, __ATOMIC_RELAXED)) return 0;
+    opal_mutex_lock(&pml_ucxdt.finished_lock);
+    pml_ucxdt_request_t *r = pml_ucxdt.finished;
+    __atomic_store_n(&pml_ucxdt.finished, NULL, __ATOMIC_RELAXED);
+    pml_ucxdt.finished_last = NULL;
+    opal_mutex_unlock(&pml_ucxdt.finished_lock);
+    int n = 0;
+    while (r) {
+        pml_ucxdt_request_t *next = r->next_finished;
+        request_finish(r);
+        r = next, ++n;
+    }
+    return n;
+}
+
+/* A receive that refused the message (too long, or another signature) reports it; the send
+ * completes without error, as in pml ucx: MPI reports truncation at the receiver (MPI-4.1
+ * §3.2.4), and an aborting sender would end a program that every MPI completes. */
 static void send_done(void *op, ucxdt_status_t st, void *user_data) {
-    pml_ucxdt_request_t *r = user_data;
-    ucxdt_request_free(op);
-    request_done(r, pml_ucxdt_mpi_error(st));
+    const bool receivers = st == UCXDT_ERR_TRUNCATED || st == UCXDT_ERR_TYPE_MISMATCH;
+    request_done(user_data, op, receivers ? MPI_SUCCESS : pml_ucxdt_mpi_error(st));
 }
 
 static void recv_done(void *op, ucxdt_status_t st, int64_t length, ucp_tag_t sender_tag, void *user_data) {
     pml_ucxdt_request_t *r = user_data;
-    ucxdt_request_free(op);
     ompi_status_public_t *s = &r->ompi.req_status;
     if (st == UCXDT_ERR_CANCELED) {
         s->_cancelled = 1;
-        request_done(r, MPI_SUCCESS);
+        request_done(r, op, MPI_SUCCESS);
         return;
     }
     s->MPI_SOURCE = pml_ucxdt_tag_source(sender_tag);
     s->MPI_TAG = pml_ucxdt_tag_tag(sender_tag);
     s->_ucount = st == UCXDT_OK ? (size_t)length : 0;
-    request_done(r, pml_ucxdt_mpi_error(st));
+    request_done(r, op, pml_ucxdt_mpi_error(st));
 }
 
 static int request_free(ompi_request_t **rp) {
     pml_ucxdt_request_t *r = (pml_ucxdt_request_t *)*rp;
     *rp = MPI_REQUEST_NULL;
     OPAL_THREAD_LOCK(&pml_ucxdt.lock);
-    const bool running = r->op != NULL;
-    r->free_called = running;  /* then released once its operation ends (request_done) */
+    const bool running = !r->done;
+    r->free_called = running;  /* then released once its operation ends (request_finish) */
     OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
     if (!running) pml_ucxdt_request_release(r);
     return OMPI_SUCCESS;
 }
 
 /* A receive not matched yet completes canceled; a matched one, and any send, run to the end
- * (a send's cancel may fail, MPI-4.1 §3.8.4; ucxdt cannot withdraw a posted message). */
+ * (a send's cancel may fail, MPI-4.1 §3.8.4; ucxdt cannot withdraw a posted message). The
+ * lock keeps r->op from being freed meanwhile (request_finish). */
 static int request_cancel(ompi_request_t *req, int flag) {
     (void)flag;
     pml_ucxdt_request_t *r = (pml_ucxdt_request_t *)req;
     OPAL_THREAD_LOCK(&pml_ucxdt.lock);
-    if (r->kind == PML_UCXDT_RECV && r->op) ucxdt_request_cancel(pml_ucxdt.worker, r->op);
+    if (r->kind == PML_UCXDT_RECV && r->op && !r->done) ucxdt_request_cancel(pml_ucxdt.worker, r->op);
     OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
     return OMPI_SUCCESS;
 }
@@ -155,8 +198,13 @@ static int begin(pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_param
     else p->cb.recv = recv_done;
     /* MPI_PACKED matches any signature (MPI-4.1 §5.2): Open MPI's own layers receive packed
      * data from typed sends (MPI_Sendrecv_replace) and may send it to typed receives. Types
-     * Open MPI built inside itself have no MPI signature here (datatype_desc.c). */
-    if (packed || r->dt == MPI_PACKED) {
+     * Open MPI built inside itself have no MPI signature here (datatype_desc.c). Other
+     * receives take any message whose bytes fit, as in pml ucx, unless the signature check is
+     * asked for (pml_ucxdt_check_signature): MPI-4.1 §3.3.1 calls a mismatch erroneous, but
+     * every MPI delivers the bytes (a vector of doubles received as MPI_BYTE), and codes rely
+     * on it. */
+    const bool any = packed || r->dt == MPI_PACKED;
+    if (any || (r->kind == PML_UCXDT_RECV && !pml_ucxdt.check_signature)) {
         p->field_mask |= UCXDT_REQUEST_PARAM_FIELD_FLAGS;
         p->flags = r->kind == PML_UCXDT_SEND ? UCXDT_SEND_FLAG_PACKED : UCXDT_RECV_FLAG_PACKED;
     }
@@ -168,10 +216,11 @@ static int begin(pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_param
 static int posted(pml_ucxdt_request_t *r, ucxdt_status_ptr_t op) {
     if (UCXDT_PTR_IS_ERR(op)) return pml_ucxdt_mpi_error(UCXDT_PTR_STATUS(op));
     if (op == NULL) {  /* r may be released here (a buffered send) */
-        request_done(r, MPI_SUCCESS);
+        r->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
+        request_finish(r);
         return OMPI_SUCCESS;
     }
-    /* Another thread's progress may have ended it already (request_done). */
+    /* It may have finished already (request_finish), in this thread or another's progress. */
     OPAL_THREAD_LOCK(&pml_ucxdt.lock);
     if (!r->done) r->op = op;
     OPAL_THREAD_UNLOCK(&pml_ucxdt.lock);
@@ -184,6 +233,10 @@ int pml_ucxdt_request_post(pml_ucxdt_request_t *r) {
     int rc = begin(r, &type, &p);
     if (rc != OMPI_SUCCESS) return rc;
     if (r->kind == PML_UCXDT_RECV) {
+        /* A receive from a process that failed (its earlier ones ended with the same error:
+         * pml_ucxdt_peers_fail_receives). */
+        if (__atomic_load_n(&pml_ucxdt.any_peer_failed, __ATOMIC_RELAXED) && r->peer != MPI_ANY_SOURCE && pml_ucxdt_peer_has_failed(r->comm, r->peer))
+            return MPI_ERR_PROC_FAILED;
         ucp_tag_t tag, mask;
         pml_ucxdt_recv_tag(r->peer, r->tag, r->comm, &tag, &mask);
         return posted(r, ucxdt_tag_recv_nbx(pml_ucxdt.worker, r->buf, (int64_t)r->count, type, tag, mask, &p));
@@ -211,7 +264,8 @@ int pml_ucxdt_request_post_matched(pml_ucxdt_request_t *r, ucxdt_tag_message_h m
  * puts in its status). */
 static void start_complete(pml_ucxdt_request_t *r, int err) {
     activate(r);
-    request_done(r, err);
+    r->ompi.req_status.MPI_ERROR = err;
+    request_finish(r);
 }
 
 /* MPI_Start and MPI_Startall (MPI-4.1 §3.9): each inactive persistent request of ours posts
