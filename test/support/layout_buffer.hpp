@@ -60,12 +60,9 @@ inline bool have_gpu() {
     return yes;
 }
 
-/// The memory kinds a test here can run on: host, and CUDA where there is a GPU.
-inline std::vector<Mem> memory_kinds() {
-    std::vector<Mem> m{Mem::host};
-    if (have_gpu()) m.push_back(Mem::cuda);
-    return m;
-}
+// (No list of "the memory kinds here": a test that ran its GPU half only where there is a GPU
+// passed without one, the half left out unseen. GPU cases are tests of their own, named Gpu*,
+// that GTEST_SKIP without a GPU.)
 
 // A Buffer where a transfer sees it: its own host bytes, or a copy of them in device memory
 // that fetch() brings back for the checks.

@@ -1,6 +1,7 @@
 // What an MPI point-to-point layer needs of the rendezvous' matching (include/ucxdt/ucxdt_ucp.h):
 // synchronous sends (MPI-4.1 §3.4), and the matched message's full tag and length on every
-// completed receive (an MPI status). Host layouts between two workers of one process.
+// completed receive (an MPI status). Host layouts between two workers of one process, and GPU
+// memory in the Gpu cases, which skip without a GPU.
 #include "support/layout_buffer.hpp"
 #include "support/prefix_type.hpp"
 #include "support/rndv_support.hpp"
@@ -222,11 +223,11 @@ TEST(RndvPacked, PackedDataMatchesAnySignature) {
 
 // Messages from one endpoint with one tag match receives in send order (MPI's non-overtaking
 // rule, MPI-4.1 §3.5), whatever each goes as: eager (128 B) or rendezvous (8-80 KB, one
-// fragment or several), host or GPU memory, with the receives posted before the sends or after
+// fragment or several), on memory `m`, with the receives posted before the sends or after
 // them. Each receive takes up to 10,240 doubles, so any of the messages would fit any receive.
 // (test_rndv's SameTagMessagesMatchInSendOrder: host memory, receives first, sends queued for
 // staging slots.)
-TEST(RndvOrder, SendOrderOnEitherMemoryAndPostingOrder) {
+void send_order(Mem m) {
     T::RndvPair p{kConfig};
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
@@ -234,56 +235,61 @@ TEST(RndvOrder, SendOrderOnEitherMemoryAndPostingOrder) {
     constexpr int kN = sizeof sizes / sizeof sizes[0];
     constexpr int64_t kRecvCount = 10240;  // doubles: every message is a whole number of them
     Type rh(*dbl);
-    const std::vector<Mem> mems = T::memory_kinds();
-    for (Mem m : mems)
-        for (bool receives_first : {true, false}) {
-            const std::string what = std::string(mem_name(m)) + (receives_first ? ", receives first" : ", sends first");
-            std::vector<L::TypeDescPtr> types;
-            std::vector<std::unique_ptr<Type>> handles;
-            std::vector<std::unique_ptr<Buffer>> src, dst;
-            std::vector<std::unique_ptr<Placed>> src_at, dst_at;
-            std::vector<ucxdt_status_ptr_t> sreqs(kN, nullptr), rreqs(kN, nullptr);
+    for (bool receives_first : {true, false}) {
+        const std::string what = std::string(mem_name(m)) + (receives_first ? ", receives first" : ", sends first");
+        std::vector<L::TypeDescPtr> types;
+        std::vector<std::unique_ptr<Type>> handles;
+        std::vector<std::unique_ptr<Buffer>> src, dst;
+        std::vector<std::unique_ptr<Placed>> src_at, dst_at;
+        std::vector<ucxdt_status_ptr_t> sreqs(kN, nullptr), rreqs(kN, nullptr);
+        for (int k = 0; k < kN; ++k) {
+            types.push_back(L::vector(sizes[k] / 4, 4, 6, dbl));
+            handles.push_back(std::make_unique<Type>(*types[k]));
+            src.push_back(std::make_unique<Buffer>(*types[k], 1, 100 + k));
+            dst.push_back(std::make_unique<Buffer>(*dbl, kRecvCount, 200 + k));
+            src_at.push_back(std::make_unique<Placed>(*src[k], m));
+            dst_at.push_back(std::make_unique<Placed>(*dst[k], m));
+        }
+        std::vector<std::vector<std::byte>> poison;
+        for (auto &d : dst) poison.push_back(d->bytes);
+        auto post_receives = [&] {
             for (int k = 0; k < kN; ++k) {
-                types.push_back(L::vector(sizes[k] / 4, 4, 6, dbl));
-                handles.push_back(std::make_unique<Type>(*types[k]));
-                src.push_back(std::make_unique<Buffer>(*types[k], 1, 100 + k));
-                dst.push_back(std::make_unique<Buffer>(*dbl, kRecvCount, 200 + k));
-                src_at.push_back(std::make_unique<Placed>(*src[k], m));
-                dst_at.push_back(std::make_unique<Placed>(*dst[k], m));
+                rreqs[k] = ucxdt_tag_recv_nbx(p.w[1], dst_at[k]->ptr(), kRecvCount, rh.h, 0x77, ~0ull, nullptr);
+                ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreqs[k])) << what;
             }
-            std::vector<std::vector<std::byte>> poison;
-            for (auto &d : dst) poison.push_back(d->bytes);
-            auto post_receives = [&] {
-                for (int k = 0; k < kN; ++k) {
-                    rreqs[k] = ucxdt_tag_recv_nbx(p.w[1], dst_at[k]->ptr(), kRecvCount, rh.h, 0x77, ~0ull, nullptr);
-                    ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreqs[k])) << what;
-                }
-            };
-            if (receives_first) post_receives();
-            for (int k = 0; k < kN; ++k) {
-                sreqs[k] = ucxdt_tag_send_nbx(p.ep[0], src_at[k]->ptr(), 1, handles[k]->h, 0x77, nullptr);
-                ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreqs[k])) << what << ", send " << k << ": " << ucxdt_last_error();
-            }
-            if (!receives_first) post_receives();
-            for (int k = 0; k < kN; ++k) {
-                const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-                while (ucxdt_request_check_status(rreqs[k]) == UCXDT_INPROGRESS && std::chrono::steady_clock::now() < deadline)
-                    p.progress();
-                ucxdt_tag_recv_info_t info{};
-                EXPECT_EQ(status_name(ucxdt_tag_recv_request_test(rreqs[k], &info)), status_name(UCXDT_OK)) << what << ", receive " << k;
-                ucxdt_request_free(rreqs[k]);
-                const int64_t bytes = sizes[k] * 8;
-                EXPECT_EQ(info.length, bytes) << what << ": receive " << k << " took another message";
-                dst_at[k]->fetch();
-                EXPECT_EQ(T::check_received(*dbl, kRecvCount, *dst[k], poison[k], packed(*types[k], src[k]->ptr(), 1, bytes), bytes), "")
-                    << what << ", receive " << k;
-            }
-            for (int k = 0; k < kN; ++k) {
-                if (sreqs[k]) {
-                    EXPECT_EQ(status_name(p.wait(sreqs[k])), status_name(UCXDT_OK)) << what << ", send " << k;
-                }
+        };
+        if (receives_first) post_receives();
+        for (int k = 0; k < kN; ++k) {
+            sreqs[k] = ucxdt_tag_send_nbx(p.ep[0], src_at[k]->ptr(), 1, handles[k]->h, 0x77, nullptr);
+            ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreqs[k])) << what << ", send " << k << ": " << ucxdt_last_error();
+        }
+        if (!receives_first) post_receives();
+        for (int k = 0; k < kN; ++k) {
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+            while (ucxdt_request_check_status(rreqs[k]) == UCXDT_INPROGRESS && std::chrono::steady_clock::now() < deadline)
+                p.progress();
+            ucxdt_tag_recv_info_t info{};
+            EXPECT_EQ(status_name(ucxdt_tag_recv_request_test(rreqs[k], &info)), status_name(UCXDT_OK)) << what << ", receive " << k;
+            ucxdt_request_free(rreqs[k]);
+            const int64_t bytes = sizes[k] * 8;
+            EXPECT_EQ(info.length, bytes) << what << ": receive " << k << " took another message";
+            dst_at[k]->fetch();
+            EXPECT_EQ(T::check_received(*dbl, kRecvCount, *dst[k], poison[k], packed(*types[k], src[k]->ptr(), 1, bytes), bytes), "")
+                << what << ", receive " << k;
+        }
+        for (int k = 0; k < kN; ++k) {
+            if (sreqs[k]) {
+                EXPECT_EQ(status_name(p.wait(sreqs[k])), status_name(UCXDT_OK)) << what << ", send " << k;
             }
         }
+    }
+}
+
+TEST(RndvOrder, SendOrderOnEitherMemoryAndPostingOrder) { send_order(Mem::host); }
+
+TEST(RndvOrder, GpuSendOrderOnEitherMemoryAndPostingOrder) {
+    if (!T::have_gpu()) GTEST_SKIP() << "no CUDA device: send order on GPU memory is untested here";
+    send_order(Mem::cuda);
 }
 
 // A message that ends inside an element of the receive type is received (MPI-4.1 §3.2.5: the
@@ -291,63 +297,67 @@ TEST(RndvOrder, SendOrderOnEitherMemoryAndPostingOrder) {
 // keeps the poison, and ucxdt_type_get_elements counts its primitives (MPI_Get_elements; the
 // count is MPI_UNDEFINED). A message whose primitives are not the receive's first ones is a
 // mismatch and writes nothing. The receive type is struct {double; int; int; char}; eager
-// (up to 136 B) and rendezvous (6.8 KB), host and GPU memory.
-TEST(RndvPartial, MessageEndingInsideAnElement) {
+// (up to 136 B) and rendezvous (6.8 KB), on memory `m`.
+void partial(Mem m) {
     T::RndvPair p{kConfig};
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
     const auto rd = L::structure({1, 2, 1}, {0, 8, 16}, {dbl, L::named(UCXDT_INT32), L::named(UCXDT_CHAR)});
     Type rh(*rd);
-    const std::vector<Mem> mems = T::memory_kinds();
     struct Case {
         int64_t posted, k;  // receive count; primitives sent (4 an element)
     };
     const Case cases[] = {{8, 1}, {8, 2}, {8, 3}, {8, 6}, {8, 13}, {8, 30}, {400, 1598}, {400, 1201}};
-    for (Mem m : mems)
-        for (const Case &c : cases) {
-            const std::string what = std::string(mem_name(m)) + ", " + std::to_string(c.k) + " primitives";
-            const auto sd = T::prefix_type(*rd, c.posted, c.k);
-            Type sh(*sd);
-            int64_t bytes = 0;
-            ASSERT_EQ(ucxdt_type_size(sh.h, &bytes), UCXDT_OK);
-            Buffer src(*sd, 1, 11 + c.k), dst(*rd, c.posted, 12 + c.k);
-            const std::vector<std::byte> poison = dst.bytes;
-            Placed src_at(src, m), dst_at(dst, m);
-            ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), c.posted, rh.h, 0x33, ~0ull, nullptr);
-            ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), 1, sh.h, 0x33, nullptr);
-            ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq)) << what;
-            ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreq)) << what << ": " << ucxdt_last_error();
-            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-            while (ucxdt_request_check_status(rreq) == UCXDT_INPROGRESS && std::chrono::steady_clock::now() < deadline)
-                p.progress();
-            ucxdt_tag_recv_info_t info{};
-            EXPECT_EQ(status_name(ucxdt_tag_recv_request_test(rreq, &info)), status_name(UCXDT_OK)) << what;
-            ucxdt_request_free(rreq);
-            EXPECT_EQ(info.length, bytes) << what;
-            int64_t elements = -1;
-            EXPECT_EQ(ucxdt_type_get_elements(rh.h, info.length, &elements), UCXDT_OK) << what;
-            EXPECT_EQ(elements, c.k) << what;
-            dst_at.fetch();
-            EXPECT_EQ(T::check_received(*rd, c.posted, dst, poison, packed(*sd, src.ptr(), 1, bytes), bytes), "") << what;
-            if (sreq) {
-                EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK)) << what;
-            }
+    for (const Case &c : cases) {
+        const std::string what = std::string(mem_name(m)) + ", " + std::to_string(c.k) + " primitives";
+        const auto sd = T::prefix_type(*rd, c.posted, c.k);
+        Type sh(*sd);
+        int64_t bytes = 0;
+        ASSERT_EQ(ucxdt_type_size(sh.h, &bytes), UCXDT_OK);
+        Buffer src(*sd, 1, 11 + c.k), dst(*rd, c.posted, 12 + c.k);
+        const std::vector<std::byte> poison = dst.bytes;
+        Placed src_at(src, m), dst_at(dst, m);
+        ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), c.posted, rh.h, 0x33, ~0ull, nullptr);
+        ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), 1, sh.h, 0x33, nullptr);
+        ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq)) << what;
+        ASSERT_FALSE(UCXDT_PTR_IS_ERR(sreq)) << what << ": " << ucxdt_last_error();
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (ucxdt_request_check_status(rreq) == UCXDT_INPROGRESS && std::chrono::steady_clock::now() < deadline)
+            p.progress();
+        ucxdt_tag_recv_info_t info{};
+        EXPECT_EQ(status_name(ucxdt_tag_recv_request_test(rreq, &info)), status_name(UCXDT_OK)) << what;
+        ucxdt_request_free(rreq);
+        EXPECT_EQ(info.length, bytes) << what;
+        int64_t elements = -1;
+        EXPECT_EQ(ucxdt_type_get_elements(rh.h, info.length, &elements), UCXDT_OK) << what;
+        EXPECT_EQ(elements, c.k) << what;
+        dst_at.fetch();
+        EXPECT_EQ(T::check_received(*rd, c.posted, dst, poison, packed(*sd, src.ptr(), 1, bytes), bytes), "") << what;
+        if (sreq) {
+            EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK)) << what;
         }
+    }
     // Primitives other than the receive's first ones: 3 ints, then 9 chars.
-    for (Mem m : mems)
-        for (const auto &sd : {L::contiguous(3, L::named(UCXDT_INT32)), L::contiguous(9, L::named(UCXDT_CHAR))}) {
-            Type sh(*sd);
-            Buffer src(*sd, 1, 5), dst(*rd, 8, 6);
-            const std::vector<std::byte> poison = dst.bytes;
-            Placed src_at(src, m), dst_at(dst, m);
-            ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), 8, rh.h, 0x34, ~0ull, nullptr);
-            ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), 1, sh.h, 0x34, nullptr);
-            ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq));
-            EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_ERR_TYPE_MISMATCH)) << mem_name(m) << ", " << L::to_string(*sd);
-            if (sreq && !UCXDT_PTR_IS_ERR(sreq)) p.wait(sreq);
-            dst_at.fetch();
-            EXPECT_EQ(dst.bytes, poison) << mem_name(m) << ": a mismatched message wrote the receive buffer";
-        }
+    for (const auto &sd : {L::contiguous(3, L::named(UCXDT_INT32)), L::contiguous(9, L::named(UCXDT_CHAR))}) {
+        Type sh(*sd);
+        Buffer src(*sd, 1, 5), dst(*rd, 8, 6);
+        const std::vector<std::byte> poison = dst.bytes;
+        Placed src_at(src, m), dst_at(dst, m);
+        ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst_at.ptr(), 8, rh.h, 0x34, ~0ull, nullptr);
+        ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src_at.ptr(), 1, sh.h, 0x34, nullptr);
+        ASSERT_TRUE(UCXDT_PTR_IS_PTR(rreq));
+        EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_ERR_TYPE_MISMATCH)) << mem_name(m) << ", " << L::to_string(*sd);
+        if (sreq && !UCXDT_PTR_IS_ERR(sreq)) p.wait(sreq);
+        dst_at.fetch();
+        EXPECT_EQ(dst.bytes, poison) << mem_name(m) << ": a mismatched message wrote the receive buffer";
+    }
+}
+
+TEST(RndvPartial, MessageEndingInsideAnElement) { partial(Mem::host); }
+
+TEST(RndvPartial, GpuMessageEndingInsideAnElement) {
+    if (!T::have_gpu()) GTEST_SKIP() << "no CUDA device: partial elements on GPU memory are untested here";
+    partial(Mem::cuda);
 }
 
 }  // namespace

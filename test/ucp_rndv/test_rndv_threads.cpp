@@ -108,7 +108,11 @@ std::string run_thread(MtPair &p, int t, Mem mem, std::atomic<bool> &stop) {
         const auto lt = layout_of(m.i);
         Buffer sent(*lt, 1, info.sender_tag);
         m.dst_at->fetch();
-        const int64_t bytes = info.length;
+        // The whole message, not only the bytes the receive says came: a short one fails here.
+        const int64_t bytes = packed_size(m.i);
+        if (info.length != bytes)
+            return "message " + std::to_string(m.i) + ": the receive reports " + std::to_string(info.length) +
+                   " bytes, the message packs to " + std::to_string(bytes);
         const std::string bad = T::check_received(*lt, 1, *m.dst, m.poison, packed(*lt, sent.ptr(), 1, bytes), bytes);
         return bad.empty() ? "" : "message " + std::to_string(m.i) + ": " + bad;
     };
