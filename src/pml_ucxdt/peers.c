@@ -27,10 +27,11 @@ static void peer_failed(void *arg, ucp_ep_h ep, ucs_status_t status) {
                     ucs_status_string(status));
 }
 
-/* Closes p's UCP endpoint at once (UCP_EP_CLOSE_FLAG_FORCE): a peer that stopped may never
- * answer a flush. The close is local, but its wait is bounded all the same (finalize must not
- * hang): after PML_UCXDT_CLOSE_SECONDS the request is left to UCP, which ucp_worker_destroy
- * reclaims. */
+/* Closes p's UCP endpoint: at once (UCP_EP_CLOSE_FLAG_FORCE) where UCP reports peers' failures,
+ * since a peer that stopped may never answer a flush; else by a flush, since UCP leaves a
+ * forced close undefined without its peer error handling (ucxdt_ucp.h, "Peer failure"). The
+ * wait is bounded either way (finalize must not hang): after PML_UCXDT_CLOSE_SECONDS the
+ * request is left to UCP, which ucp_worker_destroy reclaims. */
 #define PML_UCXDT_CLOSE_SECONDS 5.0
 static double now_s(void) {
     struct timespec t;
@@ -40,7 +41,7 @@ static double now_s(void) {
 static void close_ep(struct pml_ucxdt_peer *p) {
     ucp_request_param_t params = {0};
     params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    params.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    params.flags = pml_ucxdt.peer_failure ? UCP_EP_CLOSE_FLAG_FORCE : 0;
     ucs_status_ptr_t c = ucp_ep_close_nbx(p->ucp_ep, &params);
     if (UCS_PTR_IS_PTR(c)) {
         const double until = now_s() + PML_UCXDT_CLOSE_SECONDS;
