@@ -539,8 +539,10 @@ def main():
             v = judge(rc, out, r["result"])
             results[rid][pml] = v
             if v not in ("pass", "skip"):
-                shown = [l for l in out.strip().splitlines() if l.strip()][-3:] + \
-                        [l for l in err.strip().splitlines() if l.strip() and not l.startswith(("-----", " "))][-2:]
+                # The first lines of stderr too: where a rank aborts (an assertion, a fault, a
+                # transport's error) mpirun's own account of it comes last.
+                errs = [l for l in err.strip().splitlines() if l.strip() and not l.startswith(("-----", " "))]
+                shown = [l for l in out.strip().splitlines() if l.strip()][-3:] + errs[:2] + errs[max(2, len(errs) - 2):]
                 log("  %-50s %-6s %s (%.1f s)%s" % (rid, pml, v, time.time() - s, "".join("\n      | " + l for l in shown)))
 
     problems, counts = check(results, known, pmls)
