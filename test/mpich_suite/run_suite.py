@@ -14,16 +14,25 @@ that fails under all of them, or fails under one for a reason not yet fixed, is 
 known-failures file with its cause; and every entry of that file still fails as it says (so the
 file cannot go stale). Exit status 0 when the check holds, 1 when not, 2 on a setup error.
 
+With --gpu the same is done for MPICH's GPU lists (each directory's testlist.gpu: pt2pt, coll,
+rma) in a tree of its own whose MTest is built with CUDA (HAVE_CUDA: -memtype, -sendmem,
+-recvmem of device, host, reg_host and shared allocate with cudaMalloc, cudaMallocHost and
+cudaMallocManaged), under a CUDA-aware reference. --gpu-subset bounds those lists (see
+gpu_subset) so that a directory runs in minutes on one GPU.
+
 Usage: run_suite.py --archive mpich-5.0.1.tar.gz --work DIR --ompi PREFIX
-                    [--component-path P] [--pmls ob1,ucxdt] [--known FILE] [--limit S] DIR...
+                    [--component-path P] [--pmls ob1,ucxdt] [--known FILE] [--limit S]
+                    [--gpu [--cuda DIR] [--gpu-subset]] [--deadline S] [--results FILE] DIR...
 """
 import argparse
 import concurrent.futures
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -53,6 +62,14 @@ MPITESTCONF = """\
 #define HAVE_MPI2_COMBINERS 1
 #define HAVE_MPI_IO 1
 """
+
+# What configure adds with --with-cuda: MTest's allocators (util/mtest_common.c) for device,
+# registered host and shared (managed) memory.
+MPITESTCONF_GPU = "#define HAVE_CUDA 1\n"
+
+# Settings of a testlist that have no effect here, dropped (and the runs they made distinct
+# merged): MPICH's own (MPIR_CVAR_*), and the GPU visibility masks MTest sets for Level Zero only.
+DROPPED_ENV = re.compile(r"^(MPIR_CVAR_|MTEST_GPU_VISIBILITY_)")
 
 # Runs whose testlist says they need more memory (mem=, GB) are left out, as runtests leaves
 # them out under a memory limit: a 24 GiB machine runs the rest.
@@ -111,11 +128,12 @@ def run(cmd, cwd=None, env=None, timeout=None):
     return rc, out.decode(errors="replace"), err.decode(errors="replace")
 
 
-def prepare_tree(archive, work):
-    """Extracts test/mpi once per archive (by its hash) and writes the configure-made headers."""
+def prepare_tree(archive, work, gpu=False):
+    """Extracts test/mpi once per archive (by its hash) and writes the configure-made headers.
+    The GPU build is a tree of its own (mpi-<hash>-gpu): its programs are built in place."""
     os.makedirs(work, exist_ok=True)
     digest = hashlib.sha256(open(archive, "rb").read()).hexdigest()[:16]
-    top = os.path.join(work, "mpi-" + digest)
+    top = os.path.join(work, "mpi-" + digest + ("-gpu" if gpu else ""))
     with Locked(os.path.join(work, ".lock")):
         if not os.path.exists(os.path.join(top, ".complete")):
             log("[mpich-suite] extracting test/mpi from %s" % archive)
@@ -132,18 +150,29 @@ def prepare_tree(archive, work):
             os.rename(os.path.join(tmp, root, "test", "mpi"), top)
             subprocess.run(["rm", "-rf", tmp], check=True)
             with open(os.path.join(top, "include", "mpitestconf.h"), "w") as f:
-                f.write(MPITESTCONF)
+                f.write(MPITESTCONF + (MPITESTCONF_GPU if gpu else ""))
             open(os.path.join(top, "include", "mtest_mpix.h"), "w").close()  # as MPICH's autogen.sh
             open(os.path.join(top, "dtpools", "dtpoolsconf.h"), "w").close()
             open(os.path.join(top, ".complete"), "w").close()
     return top
 
 
-def cflags(top):
-    return ["-O1", "-w", "-I" + os.path.join(top, "include"), "-I" + os.path.join(top, "dtpools", "include")]
+def cflags(top, cuda=None):
+    """Compiler flags; with cuda (the CUDA toolkit's directory) its headers too."""
+    return ["-O1", "-w", "-I" + os.path.join(top, "include"), "-I" + os.path.join(top, "dtpools", "include")] + \
+           (["-I" + os.path.join(cuda, "include")] if cuda else [])
 
 
-def build_libs(top, mpicc, env):
+def cuda_ldflags(cuda):
+    """What a program of the GPU tree links besides MTest: the CUDA runtime, found at run time
+    through LD_LIBRARY_PATH or else where it was here (the GPU machine has it there too)."""
+    if not cuda:
+        return []
+    lib = os.path.join(cuda, "lib64")
+    return ["-L" + lib, "-Wl,-rpath," + lib, "-lcudart"]
+
+
+def build_libs(top, mpicc, env, cuda=None):
     """libmtest_single.a, libmtest_thread.a, libdtypes.a and libdtpools.a under top/lib, once."""
     lib = os.path.join(top, "lib")
     with Locked(os.path.join(top, ".lock")):
@@ -165,7 +194,7 @@ def build_libs(top, mpicc, env):
             objs = []
             for src_dir, src, extra in sources:
                 obj = os.path.join(lib, "%s-%s.o" % (name, src[:-2]))
-                rc, out, err = run([mpicc] + cflags(top) + extra + ["-c", os.path.join(src_dir, src), "-o", obj], env=env)
+                rc, out, err = run([mpicc] + cflags(top, cuda) + extra + ["-c", os.path.join(src_dir, src), "-o", obj], env=env)
                 if rc != 0:
                     sys.stderr.write(out + err)
                     sys.exit("[mpich-suite] cannot build %s for lib%s" % (src, name))
@@ -198,10 +227,17 @@ def program_spec(dir_path, name, mk):
     return [os.path.join(dir_path, s) for s in sources], defines
 
 
-def testlist(dir_path):
-    """The runs of a directory's testlist: dicts of name, np, args, limit, notes. MPICH's own
-    environment settings (MPIR_CVAR_*) are dropped, and the runs they made distinct merged."""
-    path = next((os.path.join(dir_path, f) for f in ("testlist.in", "testlist") if os.path.exists(os.path.join(dir_path, f))), None)
+HOST_LISTS = ("testlist.in", "testlist")
+GPU_LISTS = ("testlist.gpu",)
+
+
+def testlist(dir_path, lists=HOST_LISTS):
+    """The runs of a directory's list (the first of `lists` it has): dicts of name, np, args,
+    limit, env, result. Settings with no effect here (DROPPED_ENV) are dropped, and the runs they
+    made distinct merged."""
+    path = next((os.path.join(dir_path, f) for f in lists if os.path.exists(os.path.join(dir_path, f))), None)
+    if path is None:
+        sys.exit("[mpich-suite] %s has none of %s" % (dir_path, ", ".join(lists)))
     runs, seen = [], set()
     for line in open(path):
         line = line.strip()
@@ -220,7 +256,7 @@ def testlist(dir_path):
                 r["limit"] = int(v)
             elif k == "strict" and v.lower() == "false":
                 skip = True  # needs MPICH's extensions
-            elif k == "env" and not v.startswith("MPIR_CVAR_"):
+            elif k == "env" and not DROPPED_ENV.match(v):
                 r["env"].append(v)
             elif k == "resultTest":
                 r["result"] = v
@@ -232,6 +268,41 @@ def testlist(dir_path):
         seen.add(key)
         runs.append(r)
     return runs
+
+
+# --gpu-subset: the most random datatypes a (type, count) of a DTPools test builds, and the fewest.
+SUBSET_TESTSIZES = (2, 10)
+MEM_PAIRS = (("sendmem", "recvmem"), ("evenmemtype", "oddmemtype"))
+
+
+def gpu_subset(runs):
+    """The runs of a GPU list bounded for one GPU (--gpu-subset): of the runs that name a pair of
+    memory types (-sendmem/-recvmem, -evenmemtype/-oddmemtype: 16 pairs of device, host,
+    reg_host and shared), those with device memory on one side at least, or shared (managed)
+    memory on both, and one run per program, rank count and pair; each DTPools test's
+    -testsizes=MIN,MAX capped to SUBSET_TESTSIZES, so that every typelist entry and count still
+    runs, with fewer random types of each. A run keeps its id (the testlist's line): only what
+    is run changes (run_args)."""
+    kept, seen = [], set()
+    for r in runs:
+        opts = dict(a[1:].split("=", 1) for a in r["args"] if a.startswith("-") and "=" in a)
+        pair = next((tuple(opts.get(k) for k in p) for p in MEM_PAIRS if p[0] in opts or p[1] in opts), None)
+        if pair is not None:
+            if "device" not in pair and pair != ("shared", "shared"):
+                continue
+            key = (r["name"], r["np"], pair)
+            if key in seen:
+                continue
+            seen.add(key)
+        args = []
+        for a in r["args"]:
+            if a.startswith("-testsizes="):
+                sizes = [int(x) for x in a.split("=", 1)[1].split(",")]
+                lo, hi = min(sizes[0], SUBSET_TESTSIZES[0]), min(sizes[-1], SUBSET_TESTSIZES[1])
+                a = "-testsizes=%d,%d" % (lo, max(lo, hi))
+            args.append(a)
+        kept.append(dict(r, run_args=args))
+    return kept
 
 
 def run_id(d, r):
@@ -315,37 +386,79 @@ def check(results, known, pmls):
     return problems, counts
 
 
+def export(top, dirs, lists, programs, dest):
+    """Copies what --tree needs to run dirs into dest: each directory's list and its programs
+    ({(dir, name): path}), at the same paths (a program runs in its directory, as built)."""
+    subprocess.run(["rm", "-rf", dest], check=True)
+    for d in dirs:
+        os.makedirs(os.path.join(dest, d))
+        lst = next(f for f in lists if os.path.exists(os.path.join(top, d, f)))
+        shutil.copy2(os.path.join(top, d, lst), os.path.join(dest, d, lst))
+    for (d, name), path in sorted(programs.items()):
+        shutil.copy2(path, os.path.join(dest, d, name))
+    log("[mpich-suite] %d programs and the lists of %s in %s" % (len(programs), " ".join(dirs), dest))
+
+
+def run_limit(limit, list_limit, left=None):
+    """(seconds, whether the deadline set them) a run may take: --limit, or the testlist's
+    timeLimit when larger up to 3 x --limit (its limits reach 600 s), and no more than the time
+    left before the deadline (left, when there is one)."""
+    t = min(max(limit, list_limit or 0), 3 * limit)
+    return (t, False) if left is None or left >= t else (max(0, left), True)
+
+
 def main():
+    t_start = time.time()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--archive", help="MPICH's source archive; its test/mpi is extracted under --work")
     ap.add_argument("--work", help="where the tree is extracted and built")
     ap.add_argument("--tree", help="a tree this script extracted and built before (--build-only): run its "
                                    "programs as they are, building nothing (on a machine without mpicc)")
     ap.add_argument("--build-only", action="store_true", help="extract and build, run nothing")
+    ap.add_argument("--export", help="with --build-only: copy what --tree needs to run the DIRs (their lists "
+                                     "and programs) into this folder, to carry to another machine")
     ap.add_argument("--ompi", required=True, help="the Open MPI 5 prefix")
     ap.add_argument("--component-path", default="", help="mca_base_component_path (where pml ucxdt is)")
     ap.add_argument("--pmls", default="ob1,ucxdt", help="the reference PML first")
     ap.add_argument("--known", default="")
     ap.add_argument("--limit", type=int, default=60, help="seconds a run may take (testlist's timeLimit if larger)")
     ap.add_argument("--jobs", type=int, default=2, help="programs built at once")
+    ap.add_argument("--gpu", action="store_true", help="MPICH's GPU lists (testlist.gpu) in a tree whose MTest is "
+                                                       "built with CUDA, instead of the host lists")
+    ap.add_argument("--cuda", default="/usr/local/cuda", help="the CUDA toolkit that --gpu builds against")
+    ap.add_argument("--gpu-subset", action="store_true", help="bound the GPU lists for one GPU (gpu_subset: memory "
+                                                              "pairs with device memory, fewer random types)")
+    ap.add_argument("--deadline", type=int, default=0, help="seconds from the start after which no run starts, and "
+                                                            "none runs past (0: none); runs left out fail the check")
+    ap.add_argument("--no-retry", action="store_true", help="a run that times out under a PML other than the "
+                                                            "reference is not run again with twice the time")
+    ap.add_argument("--mpirun-args", default="", help="more arguments for mpirun (e.g. '-x LD_LIBRARY_PATH')")
+    ap.add_argument("--results", default="", help="write every run's verdicts and seconds here (JSON)")
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
     pmls = a.pmls.split(",")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                PATH=os.path.join(a.ompi, "bin") + ":" + os.environ.get("PATH", ""))
     mpicc, mpirun = os.path.join(a.ompi, "bin", "mpicc"), os.path.join(a.ompi, "bin", "mpirun")
+    cuda = a.cuda if a.gpu else None
+    lists = GPU_LISTS if a.gpu else HOST_LISTS
     if a.tree:
         top, lib = os.path.abspath(a.tree), None
     elif a.archive and a.work:
-        top = prepare_tree(a.archive, a.work)
-        lib = build_libs(top, mpicc, env)
+        top = prepare_tree(a.archive, a.work, gpu=a.gpu)
+        lib = build_libs(top, mpicc, env, cuda)
     else:
         ap.error("--archive and --work, or --tree")
+    if a.gpu_subset and not a.gpu:
+        ap.error("--gpu-subset bounds the GPU lists: with --gpu")
+    if a.export and not (a.build_only and lib):
+        ap.error("--export: with --build-only, and --archive and --work")
     known = read_known(a.known)
 
     # Build every program the runs need, a few at once.
-    runs = [(d, r) for d in a.dirs for r in testlist(os.path.join(top, d))]
-    makefiles = {d: makefile(os.path.join(top, d)) for d in a.dirs}
+    runs = [(d, r) for d in a.dirs
+            for r in (gpu_subset if a.gpu_subset else list)(testlist(os.path.join(top, d), lists))]
+    makefiles = {d: makefile(os.path.join(top, d)) for d in a.dirs} if lib else {}
 
     def build(d, name):
         dp = os.path.join(top, d)
@@ -356,9 +469,9 @@ def main():
         sources, defines = program_spec(dp, name, mk)
         if os.path.exists(exe) and all(os.path.getmtime(s) <= os.path.getmtime(exe) for s in sources if os.path.exists(s)):
             return exe, None
-        cmd = [mpicc] + cflags(top) + defines + (["-DMTEST_USE_THREAD"] if threaded else []) + sources + \
-              ["-L" + lib, "-lrun_mpitests", "-lmtest_thread" if threaded else "-lmtest_single", "-ldtypes", "-ldtpools", "-lm", "-lpthread",
-               "-o", exe + ".tmp"]
+        cmd = [mpicc] + cflags(top, cuda) + defines + (["-DMTEST_USE_THREAD"] if threaded else []) + sources + \
+              ["-L" + lib, "-lrun_mpitests", "-lmtest_thread" if threaded else "-lmtest_single", "-ldtypes", "-ldtpools", "-lm", "-lpthread"] + \
+              cuda_ldflags(cuda) + ["-o", exe + ".tmp"]
         rc, out, err = run(cmd, cwd=dp, env=env, timeout=300)
         if rc != 0:
             return None, (err or out).strip().splitlines()[:3]
@@ -375,16 +488,25 @@ def main():
         (len(programs), len(runs), " ".join(a.dirs), time.time() - t0, sum(1 for e, _ in built.values() if not e)))
 
     if a.build_only:
+        if a.export:
+            export(top, a.dirs, lists, {k: e for k, (e, _) in built.items() if e}, a.export)
         return 0
     results = {}  # run id -> {pml: verdict}
-    not_run = []
+    seconds = {}  # run id -> {pml: seconds}
+    not_run, late = [], []
+    deadline = t_start + a.deadline if a.deadline else None
+    left = lambda: deadline - time.time() if deadline else None  # noqa: E731
+    run_args = {}  # run id -> what was run, where --gpu-subset changed it
     for d, r in runs:
         rid = run_id(d, r)
         exe, why = built[(d, r["name"])]
         if known.get((rid, "all"), "").startswith("not run"):
             not_run.append(rid)  # hangs under every PML: listed, with its cause, and not run
             continue
-        results[rid] = {}
+        if deadline and deadline - time.time() < 5:
+            late.append(rid)
+            continue
+        results[rid], seconds[rid] = {}, {}
         for pml in pmls:
             if known.get((rid, pml), "").startswith("not run"):
                 results[rid][pml] = "not run"  # hangs under this PML: listed, with its cause
@@ -398,28 +520,50 @@ def main():
                 cmd += ["--mca", "mca_base_component_path", a.component_path]
             for e in r["env"]:
                 cmd += ["-x", e]
-            limit = min(max(a.limit, r["limit"] or 0), 3 * a.limit)  # testlist's limits reach 600 s
+            cmd += shlex.split(a.mpirun_args) + [exe] + r.get("run_args", r["args"])
+            if r.get("run_args", r["args"]) != r["args"]:
+                run_args[rid] = " ".join(r["run_args"])
+            limit, cut = run_limit(a.limit, r["limit"], left())
             s = time.time()
-            rc, out, err = run(cmd + [exe] + r["args"], cwd=os.path.join(top, d), env=env, timeout=limit)
-            if rc is None and pml != pmls[0]:
+            rc, out, err = run(cmd, cwd=os.path.join(top, d), env=env, timeout=limit)
+            if rc is None and pml != pmls[0] and not cut and not a.no_retry:
                 # Once more with twice the time: 2 busy cores slow the threaded tests. (The
                 # reference timing out alone is no failure of ours: not waited for twice.)
-                rc, out, err = run(cmd + [exe] + r["args"], cwd=os.path.join(top, d), env=env, timeout=2 * limit)
+                limit, cut = run_limit(2 * a.limit, 2 * (r["limit"] or 0), left())
+                rc, out, err = run(cmd, cwd=os.path.join(top, d), env=env, timeout=limit)
+            seconds[rid][pml] = round(time.time() - s, 1)
+            if rc is None and cut:
+                late.append(rid)  # cut by the deadline, not by its own limit: not judged
+                del results[rid]
+                break
             v = judge(rc, out, r["result"])
             results[rid][pml] = v
             if v not in ("pass", "skip"):
-                shown = [l for l in out.strip().splitlines() if l.strip()][-3:] + \
-                        [l for l in err.strip().splitlines() if l.strip() and not l.startswith(("-----", " "))][-2:]
+                # The first lines of stderr too: where a rank aborts (an assertion, a fault, a
+                # transport's error) mpirun's own account of it comes last.
+                errs = [l for l in err.strip().splitlines() if l.strip() and not l.startswith(("-----", " "))]
+                shown = [l for l in out.strip().splitlines() if l.strip()][-3:] + errs[:2] + errs[max(2, len(errs) - 2):]
                 log("  %-50s %-6s %s (%.1f s)%s" % (rid, pml, v, time.time() - s, "".join("\n      | " + l for l in shown)))
 
     problems, counts = check(results, known, pmls)
+    if late:
+        problems.append("%d run(s) not run to the end before the deadline (%d s): %s" % (len(late), a.deadline, ", ".join(late)))
+    if a.results:
+        with open(a.results, "w") as f:
+            json.dump({"pmls": pmls, "dirs": a.dirs, "gpu": a.gpu, "gpu_subset": a.gpu_subset,
+                       "verdicts": results, "seconds": seconds, "run_args": run_args, "late": late, "not_run": not_run,
+                       "problems": problems}, f, indent=1)
+    slowest = sorted(((t, rid, p) for rid, v in seconds.items() for p, t in v.items()), reverse=True)[:5]
+    if slowest:
+        log("[mpich-suite] slowest: " + "; ".join("%s %s %.1f s" % (rid, p, t) for t, rid, p in slowest))
     for p in pmls:
         log("[mpich-suite] %-6s %d passed, %d failed, %d skipped" % (p, counts[p]["pass"], counts[p]["fail"], counts[p]["skip"]))
     for line in problems:
         log("[mpich-suite] FAIL: " + line)
     if not_run:
         log("[mpich-suite] not run (listed as hanging under every PML): " + ", ".join(not_run))
-    log("[mpich-suite] %d runs under %s: %d problem(s)" % (len(results), " and ".join(pmls), len(problems)))
+    log("[mpich-suite] %d runs under %s in %.0f s: %d problem(s)" %
+        (len(results), " and ".join(pmls), time.time() - t_start, len(problems)))
     return 1 if problems else 0
 
 
