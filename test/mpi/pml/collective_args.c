@@ -13,16 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures;
+#define PROGRAM "collective_args"
+#include "check.h"
 
-#define CHECK(cond, ...)                                  \
-    do {                                                  \
-        if (!(cond)) {                                    \
-            fprintf(stderr, "collective_args: " __VA_ARGS__); \
-            fputc('\n', stderr);                          \
-            ++failures;                                   \
-        }                                                 \
-    } while (0)
 
 static int value(int rank, int i) { return 1000 * rank + i; }
 
@@ -151,9 +144,5 @@ int main(int argc, char **argv) {
     gatherv_scatterv(MPI_COMM_WORLD, 1);
     alltoall_in_place(MPI_COMM_WORLD);
     intercommunicators(MPI_COMM_WORLD);
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0 && all == 0) printf("collective_args: OK\n");
-    MPI_Finalize();
-    return all == 0 ? 0 : 1;
+    return finish();
 }

@@ -9,15 +9,9 @@
 #include <mpi.h>
 #include <stdio.h>
 
-static int failures;
-#define CHECK(cond, ...)                                      \
-    do {                                                      \
-        if (!(cond)) {                                        \
-            fprintf(stderr, "collective_tags: " __VA_ARGS__); \
-            fputc('\n', stderr);                              \
-            ++failures;                                       \
-        }                                                     \
-    } while (0)
+#define PROGRAM "collective_tags"
+#include "check.h"
+
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -53,10 +47,6 @@ int main(int argc, char **argv) {
         MPI_Wait(&pending, &st);
         CHECK(user == 1000 + left && st.MPI_TAG == 1, "rank %d: the user's message arrived as %d, tag %d", me, user, st.MPI_TAG);
     }
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0 && all == 0) printf("collective_tags: OK\n");
     MPI_Comm_free(&ring);
-    MPI_Finalize();
-    return all == 0 ? 0 : 1;
+    return finish();
 }

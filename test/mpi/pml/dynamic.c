@@ -15,18 +15,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#define PROGRAM "dynamic"
+#include "check.h"
+
 #define CHILDREN 2
 #define N 64
 
-static int failures;
-#define CHECK(cond, ...)                              \
-    do {                                              \
-        if (!(cond)) {                                \
-            fprintf(stderr, "dynamic: " __VA_ARGS__); \
-            fputc('\n', stderr);                      \
-            ++failures;                               \
-        }                                             \
-    } while (0)
 
 static double value(int from, int to, int i) { return 10000.0 * from + 100.0 * to + i; }
 

@@ -12,17 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define PROGRAM "one_sided"
+#include "check.h"
+
 #define N 16
 
-static int failures;
-#define CHECK(cond, ...)                                \
-    do {                                                \
-        if (!(cond)) {                                  \
-            fprintf(stderr, "one_sided: " __VA_ARGS__); \
-            fputc('\n', stderr);                        \
-            ++failures;                                 \
-        }                                               \
-    } while (0)
 
 static double value(int rank, int i) { return 100.0 * rank + i; }
 
@@ -141,9 +135,5 @@ int main(int argc, char **argv) {
     fence(me, n);
     passive(me, n);
     pscw(me, n);
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0 && all == 0) printf("one_sided: OK\n");
-    MPI_Finalize();
-    return all == 0 ? 0 : 1;
+    return finish();
 }

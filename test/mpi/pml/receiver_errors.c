@@ -13,15 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(cond, ...)                                      \
-    do {                                                      \
-        if (!(cond)) {                                        \
-            fprintf(stderr, "receiver_errors: " __VA_ARGS__); \
-            fputc('\n', stderr);                              \
-            ++failures;                                       \
-        }                                                     \
-    } while (0)
+#define PROGRAM "receiver_errors"
+#include "check.h"
+
 
 static const char *class_name(int rc) {
     int c = rc;
@@ -108,9 +102,5 @@ int main(int argc, char **argv) {
         truncated(me, sizes[k], 0);
         truncated(me, sizes[k], 1);
     }
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0 && all == 0) printf("receiver_errors: OK\n");
-    MPI_Finalize();
-    return all == 0 ? 0 : 1;
+    return finish();
 }
