@@ -17,6 +17,48 @@
 # <include>/<arch>/mpich and libmpich). A flavor not found is reported and its targets are
 # skipped.
 
+# The functions come first: pml ucxdt (cmake/UcxdtPml.cmake) builds its bridge against the Open
+# MPI 5 it is given even when UCXDT_WITH_MPI is off (ThreadSanitizer's build, scripts/sanitize).
+# A shared library of src/mpi: hidden symbols but for what it exports on purpose, versioned like
+# libucxdt, found beside it, seeing base/ (the error slot, settings) and no other internal folder.
+function(_ucxdt_mpi_library target)
+  add_library(${target} SHARED ${ARGN})
+  set_target_properties(${target} PROPERTIES
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
+    INSTALL_RPATH "$ORIGIN")
+  get_property(_base_view GLOBAL PROPERTY UCXDT_LAYER_INCLUDE_base)
+  target_include_directories(${target} PRIVATE "${_base_view}")
+  # A sanitized library leaves the sanitizer's runtime to the executable, as libucxdt does.
+  if(NOT UCXDT_SANITIZE)
+    target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+  endif()
+endfunction()
+
+# ucxdt_add_mpi_bridge(TARGET MPI_TARGET): the bridge (src/mpi/mpi_import.cpp) as the
+# shared library TARGET, compiled and linked against MPI_TARGET's MPI only.
+function(ucxdt_add_mpi_bridge target mpi_target)
+  _ucxdt_mpi_library(${target} "${PROJECT_SOURCE_DIR}/src/mpi/mpi_import.cpp")
+  # include/ucxdt/mpi.h speaks MPI_Datatype, so MPI is part of its interface.
+  target_link_libraries(${target} PUBLIC ucxdt ${mpi_target})
+  # Only MPI's C API: keep mpi.h from declaring the C++ bindings, whose library is not linked.
+  target_compile_definitions(${target} PUBLIC OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
+endfunction()
+
+# ucxdt_add_pmpi(TARGET BRIDGE MPI_TARGET): the PMPI interposer (src/mpi/pmpi_*.cpp) as the
+# shared library TARGET, libucxdt_pmpi.so in <build>/pmpi/<TARGET>/, against MPI_TARGET's MPI and
+# that MPI's bridge BRIDGE. It exports the MPI_* calls it interposes and nothing else of its own.
+function(ucxdt_add_pmpi target bridge mpi_target)
+  file(GLOB _sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/mpi/pmpi_*.cpp")
+  _ucxdt_mpi_library(${target} ${_sources})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ucxdt_pmpi
+    LIBRARY_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/pmpi/${target}")
+  target_link_libraries(${target} PRIVATE ${bridge} ucxdt ${mpi_target} CUDA::cudart ${CMAKE_DL_LIBS})
+endfunction()
+
 set(UCXDT_HAVE_MPI OFF)
 set(UCXDT_MPI_FLAVORS)
 if(NOT UCXDT_WITH_MPI)
@@ -118,39 +160,3 @@ foreach(_flavor IN ITEMS openmpi mpich mpich5)
   endif()
 endforeach()
 
-# A shared library of src/mpi: hidden symbols but for what it exports on purpose, versioned like
-# libucxdt, found beside it, seeing base/ (the error slot, settings) and no other internal folder.
-function(_ucxdt_mpi_library target)
-  add_library(${target} SHARED ${ARGN})
-  set_target_properties(${target} PROPERTIES
-    CXX_VISIBILITY_PRESET hidden
-    VISIBILITY_INLINES_HIDDEN ON
-    VERSION ${PROJECT_VERSION}
-    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
-    INSTALL_RPATH "$ORIGIN")
-  get_property(_base_view GLOBAL PROPERTY UCXDT_LAYER_INCLUDE_base)
-  target_include_directories(${target} PRIVATE "${_base_view}")
-  target_link_options(${target} PRIVATE "LINKER:--no-undefined")
-endfunction()
-
-# ucxdt_add_mpi_bridge(TARGET MPI_TARGET): the bridge (src/mpi/mpi_import.cpp) as the
-# shared library TARGET, compiled and linked against MPI_TARGET's MPI only.
-function(ucxdt_add_mpi_bridge target mpi_target)
-  _ucxdt_mpi_library(${target} "${PROJECT_SOURCE_DIR}/src/mpi/mpi_import.cpp")
-  # include/ucxdt/mpi.h speaks MPI_Datatype, so MPI is part of its interface.
-  target_link_libraries(${target} PUBLIC ucxdt ${mpi_target})
-  # Only MPI's C API: keep mpi.h from declaring the C++ bindings, whose library is not linked.
-  target_compile_definitions(${target} PUBLIC OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
-endfunction()
-
-# ucxdt_add_pmpi(TARGET BRIDGE MPI_TARGET): the PMPI interposer (src/mpi/pmpi_*.cpp) as the
-# shared library TARGET, libucxdt_pmpi.so in <build>/pmpi/<TARGET>/, against MPI_TARGET's MPI and
-# that MPI's bridge BRIDGE. It exports the MPI_* calls it interposes and nothing else of its own.
-function(ucxdt_add_pmpi target bridge mpi_target)
-  file(GLOB _sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/mpi/pmpi_*.cpp")
-  _ucxdt_mpi_library(${target} ${_sources})
-  set_target_properties(${target} PROPERTIES
-    OUTPUT_NAME ucxdt_pmpi
-    LIBRARY_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/pmpi/${target}")
-  target_link_libraries(${target} PRIVATE ${bridge} ucxdt ${mpi_target} CUDA::cudart ${CMAKE_DL_LIBS})
-endfunction()

@@ -37,9 +37,22 @@ target_link_libraries(pml_ucxdt PRIVATE ucxdt ucxdt_mpi_ompi5 ucxdt_ompi5 PkgCon
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
   target_compile_options(pml_ucxdt PRIVATE -mcx16)
 endif()
+# ThreadSanitizer's build (scripts/sanitize): the order Open MPI's inline free lists and request
+# completion give, which its fences hide from ThreadSanitizer, told to it (test/tsan/).
+if(UCXDT_SANITIZE MATCHES "thread")
+  target_compile_options(pml_ucxdt PRIVATE "SHELL:-include ${PROJECT_SOURCE_DIR}/test/tsan/ompi_inline_sync.h")
+endif()
 # coll ucxdt (src/coll_ucxdt): the self block of the collectives, through the PML.
 file(GLOB _coll_sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/src/coll_ucxdt/*.c")
 add_library(coll_ucxdt MODULE ${_coll_sources})
+# Open MPI built by gcc types MPI_SHORT_FLOAT as _Float16 (opal_config.h), which clang before 15
+# does not know on x86 (ThreadSanitizer's build, scripts/sanitize, uses Debian's clang 14). The
+# components only need its size and alignment, which __fp16, a storage type everywhere in clang,
+# shares (2 and 2).
+if(CMAKE_C_COMPILER_ID STREQUAL "Clang" AND CMAKE_C_COMPILER_VERSION VERSION_LESS 15)
+  target_compile_definitions(pml_ucxdt PRIVATE _Float16=__fp16)
+  target_compile_definitions(coll_ucxdt PRIVATE _Float16=__fp16)
+endif()
 set_target_properties(coll_ucxdt PROPERTIES
   OUTPUT_NAME mca_coll_ucxdt
   PREFIX ""

@@ -97,12 +97,14 @@ static int import(ompi_datatype_t *dt, const struct pml_ucxdt_dtype **out) {
             return rc;
         }
     }
-    dt->pml_data = (uint64_t)(uintptr_t)e;
+    /* Published whole: pml_ucxdt_type reads it without the lock. */
+    __atomic_store_n(&dt->pml_data, (uint64_t)(uintptr_t)e, __ATOMIC_RELEASE);
     return OMPI_SUCCESS;
 }
 
 int pml_ucxdt_type(ompi_datatype_t *dt, ucxdt_type_t *type, bool *packed) {
-    const struct pml_ucxdt_dtype *e = (const struct pml_ucxdt_dtype *)(uintptr_t)dt->pml_data;
+    const struct pml_ucxdt_dtype *e =
+        (const struct pml_ucxdt_dtype *)(uintptr_t)__atomic_load_n(&dt->pml_data, __ATOMIC_ACQUIRE);
     if (!e) {
         int rc = OMPI_SUCCESS;
         OPAL_THREAD_LOCK(&pml_ucxdt.lock);
