@@ -554,40 +554,38 @@ int ucxdt_tag_recv_request_test(void *request, ucxdt_tag_recv_info_t *info) {
     return r->status;
 }
 
-void ucxdt_request_cancel(ucxdt_worker_h worker, void *request) {
-    auto *r = static_cast<Request *>(request);
-    WorkerLock lock(worker);
-    if (!worker || r->is_send || r->matched || r->status != UCXDT_INPROGRESS) return;
-    if (auto it = std::find(worker->posted.begin(), worker->posted.end(), r); it != worker->posted.end()) {
-        worker->posted.erase(it);  // matching in arrival order: never posted to UCP
-        worker->complete(r, UCXDT_ERR_CANCELED);
-        return;
+// Ends r with `st` if it is a receive no message has matched: at once when the worker matches
+// in arrival order (posted), else through UCP's cancel, which ends it with r->cancel_status
+// (Event::tag_recv_done). Whether it did.
+static bool end_unmatched(Worker *w, Request *r, ucxdt_status_t st) {
+    if (r->is_send || r->matched || r->status != UCXDT_INPROGRESS) return false;
+    if (auto it = std::find(w->posted.begin(), w->posted.end(), r); it != w->posted.end()) {
+        w->posted.erase(it);  // never posted to UCP
+        w->complete(r, st);
+        return true;
     }
-    if (r->ucp_req) ucp_request_cancel(worker->ucp_worker, r->ucp_req);
+    if (!r->ucp_req) return false;
+    r->cancel_status = st;
+    ucp_request_cancel(w->ucp_worker, r->ucp_req);
+    return true;
+}
+
+void ucxdt_request_cancel(ucxdt_worker_h worker, void *request) {
+    WorkerLock lock(worker);
+    if (worker) end_unmatched(worker, static_cast<Request *>(request), UCXDT_ERR_CANCELED);
 }
 
 size_t ucxdt_tag_recv_peer_failed(ucxdt_worker_h worker, ucp_tag_t tag, ucp_tag_t tag_mask) {
     if (!worker) return 0;
     WorkerLock lock(worker);
-    // Only receives whose every match would carry `tag` in the bits of `tag_mask`.
-    const auto bound = [&](const Request *r) {
-        return !r->is_send && !r->matched && r->status == UCXDT_INPROGRESS && (r->tag_mask & tag_mask) == tag_mask &&
-               ((r->tag ^ tag) & tag_mask) == 0;
-    };
-    std::vector<Request *> failed;
-    for (Request *r : worker->posted)
-        if (bound(r)) failed.push_back(r);
-    for (Request *r : failed) {  // matching in arrival order: never posted to UCP
-        worker->posted.erase(std::find(worker->posted.begin(), worker->posted.end(), r));
-        worker->complete(r, UCXDT_ERR_PEER_FAILURE);
-    }
-    size_t n = failed.size();
+    // The receives whose every match would carry `tag` in the bits of `tag_mask`, in posting
+    // order; collected first, since ending one may release it.
+    std::vector<Request *> bound;
     for (auto &[id, r] : worker->requests)
-        if (r->ucp_req && bound(r)) {  // posted to UCP: its cancel ends it (Event::tag_recv_done)
-            r->cancel_status = UCXDT_ERR_PEER_FAILURE;
-            ucp_request_cancel(worker->ucp_worker, r->ucp_req);
-            ++n;
-        }
+        if (!r->is_send && (r->tag_mask & tag_mask) == tag_mask && ((r->tag ^ tag) & tag_mask) == 0) bound.push_back(r);
+    std::sort(bound.begin(), bound.end(), [](const Request *a, const Request *b) { return a->id < b->id; });
+    size_t n = 0;
+    for (Request *r : bound) n += end_unmatched(worker, r, UCXDT_ERR_PEER_FAILURE);
     return n;
 }
 
