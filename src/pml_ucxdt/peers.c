@@ -86,11 +86,17 @@ static int peer_connect(ompi_proc_t *proc, struct pml_ucxdt_peer *p) {
     return OMPI_SUCCESS;
 }
 
+/* proc's peer, NULL before the first send to it; read without the lock (pml_ucxdt_peer stores
+ * it whole, under the lock). */
+static struct pml_ucxdt_peer *peer_of(const ompi_proc_t *proc) {
+    return __atomic_load_n((struct pml_ucxdt_peer *const *)&proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML],
+                           __ATOMIC_ACQUIRE);
+}
+
 int pml_ucxdt_peer(ompi_communicator_t *comm, int rank, ucxdt_ep_h *ep) {
     ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
     if (!proc) return MPI_ERR_RANK;
-    struct pml_ucxdt_peer *p = __atomic_load_n((struct pml_ucxdt_peer **)&proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML],
-                                               __ATOMIC_ACQUIRE);
+    struct pml_ucxdt_peer *p = peer_of(proc);
     if (p && (*ep = __atomic_load_n(&p->ep, __ATOMIC_ACQUIRE))) return OMPI_SUCCESS;
     /* Connecting takes UCP's and ucxdt's worker locks under the PML's: the documented order
      * (pml_ucxdt_state_t), which no callback reverses. */
@@ -159,6 +165,6 @@ int pml_ucxdt_peers_fail_receives(void) {
 
 bool pml_ucxdt_peer_has_failed(ompi_communicator_t *comm, int rank) {
     const ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
-    const struct pml_ucxdt_peer *p = proc ? proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] : NULL;
+    const struct pml_ucxdt_peer *p = proc ? peer_of(proc) : NULL;
     return p && __atomic_load_n(&p->failed, __ATOMIC_RELAXED);
 }
