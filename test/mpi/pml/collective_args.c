@@ -1,5 +1,6 @@
 /* Collectives whose arguments are significant on some ranks only, and intercommunicators, on
- * host memory: what coll ucxdt must pass through untouched (issue 61).
+ * host memory or, with the argument `device`, GPU memory (check.h): what coll ucxdt must pass
+ * through untouched (issue 61).
  *  - MPI_Gatherv and MPI_Igatherv with NULL receive buffer, counts and displacements on the
  *    non-root ranks (MPI-4.1 §6.5.2: significant only at the root); MPI_Scatterv and
  *    MPI_Iscatterv with NULL send arguments there (§6.6.2);
@@ -9,10 +10,6 @@
  *    intercommunicator and an MPI_Allgather over the merged one.
  * Every received value is checked. Prints "collective_args: OK" on rank 0 when all passed;
  * exits non-zero on the first wrong value. Needs 2 or more ranks. */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-
 #define PROGRAM "collective_args"
 #include "check.h"
 
@@ -34,12 +31,14 @@ static void gatherv_scatterv(MPI_Comm comm, int nonblocking) {
             for (int i = 0; i < total; ++i) all[i] = -1;
         }
         MPI_Request req;
+        int *mine_b = buffer_from(mine, sizeof mine), *all_b = buffer_from(all, total * sizeof(int));
         if (nonblocking) {
-            MPI_Igatherv(mine, me + 1, MPI_INT, all, counts, disps, MPI_INT, root, comm, &req);
+            MPI_Igatherv(mine_b, me + 1, MPI_INT, all_b, counts, disps, MPI_INT, root, comm, &req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
         } else {
-            MPI_Gatherv(mine, me + 1, MPI_INT, all, counts, disps, MPI_INT, root, comm);
+            MPI_Gatherv(mine_b, me + 1, MPI_INT, all_b, counts, disps, MPI_INT, root, comm);
         }
+        buffer_return(all, all_b, total * sizeof(int));
         if (me == root)
             for (int r = 0; r < n; ++r)
                 for (int i = 0; i <= r; ++i)
@@ -49,12 +48,15 @@ static void gatherv_scatterv(MPI_Comm comm, int nonblocking) {
         if (me == root)
             for (int i = 0; i < total; ++i) all[i] = -all[i];
         for (int i = 0; i <= me; ++i) mine[i] = 0;
+        buffer_copy(mine_b, mine, sizeof mine);
+        all_b = buffer_from(all, total * sizeof(int));
         if (nonblocking) {
-            MPI_Iscatterv(all, counts, disps, MPI_INT, mine, me + 1, MPI_INT, root, comm, &req);
+            MPI_Iscatterv(all_b, counts, disps, MPI_INT, mine_b, me + 1, MPI_INT, root, comm, &req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
         } else {
-            MPI_Scatterv(all, counts, disps, MPI_INT, mine, me + 1, MPI_INT, root, comm);
+            MPI_Scatterv(all_b, counts, disps, MPI_INT, mine_b, me + 1, MPI_INT, root, comm);
         }
+        buffer_return(mine, mine_b, sizeof mine), buffer_return(all, all_b, total * sizeof(int));
         for (int i = 0; i <= me; ++i)
             CHECK(mine[i] == -value(me, i), "%sscatterv root %d: [%d] = %d", nonblocking ? "i" : "", root, i, mine[i]);
         free(all), free(counts), free(disps);
@@ -67,10 +69,14 @@ static void alltoall_in_place(MPI_Comm comm) {
     MPI_Comm_size(comm, &n);
     int *buf = malloc(n * sizeof(int)), *counts = malloc(n * sizeof(int)), *disps = malloc(n * sizeof(int));
     for (int r = 0; r < n; ++r) buf[r] = value(me, r), counts[r] = 1, disps[r] = r;
-    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, counts, disps, MPI_INT, comm);
+    int *buf_b = buffer_from(buf, n * sizeof(int));
+    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf_b, counts, disps, MPI_INT, comm);
+    buffer_copy(buf, buf_b, n * sizeof(int));
     for (int r = 0; r < n; ++r) CHECK(buf[r] == value(r, me), "alltoallv in place: from %d = %d", r, buf[r]);
     for (int r = 0; r < n; ++r) buf[r] = value(me, r);
-    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, 1, MPI_INT, comm);
+    buffer_copy(buf_b, buf, n * sizeof(int));
+    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf_b, 1, MPI_INT, comm);
+    buffer_return(buf, buf_b, n * sizeof(int));
     for (int r = 0; r < n; ++r) CHECK(buf[r] == value(r, me), "alltoall in place: from %d = %d", r, buf[r]);
     free(buf), free(counts), free(disps);
 }
@@ -96,8 +102,10 @@ static void intercommunicators(MPI_Comm world) {
     int mine[64], *counts = malloc(rsize * sizeof(int)), *disps = malloc(rsize * sizeof(int)), total = 0;
     for (int i = 0; i <= lme; ++i) mine[i] = me;
     for (int r = 0; r < rsize; ++r) counts[r] = r + 1, disps[r] = total, total += r + 1;
-    int *theirs = malloc(total * sizeof(int));
-    MPI_Allgatherv(mine, lme + 1, MPI_INT, theirs, counts, disps, MPI_INT, inter);
+    int *theirs = malloc(total * sizeof(int)), *mine_b = buffer_from(mine, sizeof mine),
+        *theirs_b = buffer_alloc(total * sizeof(int));
+    MPI_Allgatherv(mine_b, lme + 1, MPI_INT, theirs_b, counts, disps, MPI_INT, inter);
+    buffer_free(mine_b), buffer_return(theirs, theirs_b, total * sizeof(int));
     for (int r = 0; r < rsize; ++r)
         for (int i = 0; i <= r; ++i)
             CHECK(theirs[disps[r] + i] == 2 * r + !odd, "intercomm allgatherv: remote %d[%d] = %d", r, i,
@@ -105,11 +113,12 @@ static void intercommunicators(MPI_Comm world) {
     free(theirs), free(counts), free(disps);
 
     /* Bcast from the even group's rank 0 to the odd group. */
-    int token = odd ? -1 : 4242;
+    int token = odd ? -1 : 4242, *token_b = buffer_from(&token, sizeof token);
     if (!odd)
-        MPI_Bcast(&token, 1, MPI_INT, lme == 0 ? MPI_ROOT : MPI_PROC_NULL, inter);
+        MPI_Bcast(token_b, 1, MPI_INT, lme == 0 ? MPI_ROOT : MPI_PROC_NULL, inter);
     else
-        MPI_Bcast(&token, 1, MPI_INT, 0, inter);
+        MPI_Bcast(token_b, 1, MPI_INT, 0, inter);
+    buffer_return(&token, token_b, sizeof token);
     CHECK(token == 4242, "intercomm bcast: %d", token);
 
     MPI_Intercomm_merge(inter, odd, &merged);
@@ -118,8 +127,10 @@ static void intercommunicators(MPI_Comm world) {
     MPI_Comm_size(merged, &msize);
     CHECK(msize == n, "merged size %d", msize);
     CHECK(mme == (odd ? (n + 1) / 2 + me / 2 : me / 2), "merged rank %d of world rank %d", mme, me);
-    int *worlds = malloc(msize * sizeof(int));
-    MPI_Allgather(&me, 1, MPI_INT, worlds, 1, MPI_INT, merged);
+    int *worlds = malloc(msize * sizeof(int)), *me_b = buffer_from(&me, sizeof me),
+        *worlds_b = buffer_alloc(msize * sizeof(int));
+    MPI_Allgather(me_b, 1, MPI_INT, worlds_b, 1, MPI_INT, merged);
+    buffer_free(me_b), buffer_return(worlds, worlds_b, msize * sizeof(int));
     for (int r = 0; r < msize; ++r) {
         const int evens = (n + 1) / 2;
         CHECK(worlds[r] == (r < evens ? 2 * r : 2 * (r - evens) + 1), "merged allgather: [%d] = %d", r, worlds[r]);
@@ -140,6 +151,7 @@ int main(int argc, char **argv) {
         if (me == 0) fprintf(stderr, "collective_args: needs 2 to 63 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    memory_init(argc > 1 ? argv[1] : NULL);
     gatherv_scatterv(MPI_COMM_WORLD, 0);
     gatherv_scatterv(MPI_COMM_WORLD, 1);
     alltoall_in_place(MPI_COMM_WORLD);

@@ -1,5 +1,6 @@
-/* Dynamic processes (MPI-4.1 §11.8) under the PML being tested, on host memory: messages to and
- * from processes of another job, which pml ucxdt reaches through endpoints made from the
+/* Dynamic processes (MPI-4.1 §11.8) under the PML being tested, on host memory or, with the
+ * argument `device` (which the children get too), GPU memory (check.h): messages to and from
+ * processes of another job, which pml ucxdt reaches through endpoints made from the
  * addresses that job published (issue 61).
  *  - The parents (every rank of this job) spawn 2 children with MPI_Comm_spawn; each parent
  *    sends each child a vector of doubles over the intercommunicator, and each child answers
@@ -11,10 +12,6 @@
  *  - every intercommunicator ends with MPI_Comm_disconnect.
  * Every value is checked. Prints "dynamic: OK" on rank 0 of the parents when all passed; exits
  * non-zero otherwise (children report through the merged MPI_Allreduce). */
-#include <mpi.h>
-#include <stdio.h>
-#include <string.h>
-
 #define PROGRAM "dynamic"
 #include "check.h"
 
@@ -33,12 +30,14 @@ static void exchange(MPI_Comm inter, int parent) {
     MPI_Datatype vec;
     MPI_Type_vector(N, 1, 2, MPI_DOUBLE, &vec);
     MPI_Type_commit(&vec);
-    double out[2 * N], in[2 * N];
+    double out[2 * N], in[2 * N], *out_buffer = buffer_alloc(sizeof out), *in_buffer = buffer_alloc(sizeof in);
     for (int r = 0; r < remote; ++r) {
         const int from = parent ? me : 100 + me, to = parent ? 100 + r : r;
         for (int i = 0; i < 2 * N; ++i) out[i] = i % 2 ? -1.0 : value(from, to, i / 2);
         for (int i = 0; i < 2 * N; ++i) in[i] = -2.0;
-        MPI_Sendrecv(out, 1, vec, r, 5, in, 1, vec, r, 5, inter, MPI_STATUS_IGNORE);
+        buffer_copy(out_buffer, out, sizeof out), buffer_copy(in_buffer, in, sizeof in);
+        MPI_Sendrecv(out_buffer, 1, vec, r, 5, in_buffer, 1, vec, r, 5, inter, MPI_STATUS_IGNORE);
+        buffer_copy(in, in_buffer, sizeof in);
         for (int i = 0; i < 2 * N; ++i) {
             const double want = i % 2 ? -2.0 : value(to, from, i / 2);
             if (in[i] != want) {
@@ -48,6 +47,17 @@ static void exchange(MPI_Comm inter, int parent) {
         }
     }
     MPI_Type_free(&vec);
+    buffer_free(out_buffer), buffer_free(in_buffer);
+}
+
+/* Sends `mine` to rank 0 of `inter` and returns what it sent back, through message buffers. */
+static int swap_int(int mine, MPI_Comm inter) {
+    int both[2] = {mine, 0}, *buffer = buffer_alloc(sizeof both);
+    buffer_copy(buffer, both, sizeof both);
+    MPI_Sendrecv(buffer, 1, MPI_INT, 0, 7, buffer + 1, 1, MPI_INT, 0, 7, inter, MPI_STATUS_IGNORE);
+    buffer_copy(both, buffer, sizeof both);
+    buffer_free(buffer);
+    return both[1];
 }
 
 static void merged_sum(MPI_Comm inter, int high) {
@@ -69,11 +79,13 @@ int main(int argc, char **argv) {
     MPI_Comm_get_parent(&parent);
     int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    memory_init(argc > 1 ? argv[1] : NULL);
     char port[MPI_MAX_PORT_NAME] = "";
     if (parent == MPI_COMM_NULL) {
         MPI_Comm children;
         int errs[CHILDREN];
-        MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, CHILDREN, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children, errs);
+        char *child_argv[] = {"device", NULL};
+        MPI_Comm_spawn(argv[0], on_device ? child_argv : MPI_ARGV_NULL, CHILDREN, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children, errs);
         for (int i = 0; i < CHILDREN; ++i) CHECK(errs[i] == MPI_SUCCESS, "spawn error code %d for child %d", errs[i], i);
         exchange(children, 1);
         if (me == 0) {
@@ -81,8 +93,7 @@ int main(int argc, char **argv) {
             MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 6, children);
             MPI_Comm client;
             MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &client);
-            int got = 0, mine = 4242;
-            MPI_Sendrecv(&mine, 1, MPI_INT, 0, 7, &got, 1, MPI_INT, 0, 7, client, MPI_STATUS_IGNORE);
+            const int got = swap_int(4242, client);
             CHECK(got == 2424, "accept side got %d, not 2424", got);
             MPI_Comm_disconnect(&client);
             MPI_Close_port(port);
@@ -96,8 +107,7 @@ int main(int argc, char **argv) {
             MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 6, parent, MPI_STATUS_IGNORE);
             MPI_Comm server;
             MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &server);
-            int got = 0, mine = 2424;
-            MPI_Sendrecv(&mine, 1, MPI_INT, 0, 7, &got, 1, MPI_INT, 0, 7, server, MPI_STATUS_IGNORE);
+            const int got = swap_int(2424, server);
             CHECK(got == 4242, "connect side got %d, not 4242", got);
             MPI_Comm_disconnect(&server);
         }

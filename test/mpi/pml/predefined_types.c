@@ -1,17 +1,15 @@
 /* Every predefined datatype this Open MPI defines moves under the PML being tested (MPI-4.1
- * §3.2.2, §5.1.7 pair types, §19.1.9 Fortran types, §19.3 C++ types), on host memory: rank 0
+ * §3.2.2, §5.1.7 pair types, §19.1.9 Fortran types, §19.3 C++ types), on host memory or, with
+ * the argument `device`, GPU memory (check.h): rank 0
  * sends 3 elements of each, alone and as a vector of 3 blocks of 2 with a stride of 3, and rank
  * 1 receives them into the same layout. The bytes compared are the packed ones (MPI_Pack), so
  * pair types' padding, which no MPI moves, is not compared. Types this Open MPI leaves out
  * (MPI_DATATYPE_NULL, or not declared where its Fortran compiler lacks them) are skipped.
  * Prints "predefined_types: OK" on rank 0 when all passed; exits non-zero otherwise. */
-#include <mpi.h>
-#include <stdio.h>
-#include <string.h>
+#define PROGRAM "predefined_types"
+#include "check.h"
 
 #define T(x) {x, #x}
-
-static int failures;
 
 /* Sends 3 elements of `t` (alone, then as a vector) from rank 0 to rank 1 and compares what rank
  * 1 received with what rank 0 sent, packed. */
@@ -31,16 +29,19 @@ static void move(MPI_Datatype t, const char *name, int me) {
         }
         for (int i = 0; i < (int)sizeof buf; ++i) buf[i] = (unsigned char)(me == 0 ? 31 * i + 7 : 0);
         int rc = MPI_SUCCESS, pos = 0;
+        unsigned char *message = buffer_from(buf, sizeof buf);
         if (me == 0) {
-            rc = MPI_Send(buf, forms[f].count, forms[f].type, 1, 0, MPI_COMM_WORLD);
+            rc = MPI_Send(message, forms[f].count, forms[f].type, 1, 0, MPI_COMM_WORLD);
             MPI_Pack(buf, forms[f].count, forms[f].type, packed[0], sizeof packed[0], &pos, MPI_COMM_WORLD);
             MPI_Send(packed[0], pos, MPI_PACKED, 1, 1, MPI_COMM_WORLD);
         } else if (me == 1) {
-            rc = MPI_Recv(buf, forms[f].count, forms[f].type, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            rc = MPI_Recv(message, forms[f].count, forms[f].type, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            buffer_copy(buf, message, sizeof buf);
             MPI_Pack(buf, forms[f].count, forms[f].type, packed[1], sizeof packed[1], &pos, MPI_COMM_WORLD);
             MPI_Recv(packed[0], sizeof packed[0], MPI_PACKED, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (rc == MPI_SUCCESS && memcmp(packed[0], packed[1], pos) != 0) rc = -1;
         }
+        buffer_free(message);
         if (rc != MPI_SUCCESS) {
             fprintf(stderr, "predefined_types: rank %d, %s %s: %s\n", me, name, forms[f].how,
                     rc == -1 ? "other bytes arrived" : "the call failed");
@@ -55,6 +56,7 @@ int main(int argc, char **argv) {
     int me, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
+    memory_init(argc > 1 ? argv[1] : NULL);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     const struct { MPI_Datatype t; const char *name; } types[] = {
         T(MPI_CHAR), T(MPI_SHORT), T(MPI_INT), T(MPI_LONG), T(MPI_LONG_LONG_INT), T(MPI_LONG_LONG),

@@ -1,5 +1,6 @@
-/* What a receive decides, on host memory, as every MPI has it (issue 61); rank 0 sends, rank 1
- * receives, at an eager size and at a rendezvous size each:
+/* What a receive decides, as every MPI has it (issue 61), on host memory or, with the argument
+ * `device`, GPU memory (check.h); rank 0 sends, rank 1 receives, at an eager size and at a
+ * rendezvous size each:
  *  - a vector of doubles sent with its type and received as MPI_BYTE: the same bytes arrive
  *    (MPI-4.1 §3.3.1 calls the mismatch erroneous; every MPI delivers them, pml ucx included),
  *    and MPI_Get_count in MPI_BYTE is the packed size;
@@ -8,11 +9,6 @@
  *    error: truncation is reported at the receiver only.
  * Both ranks set MPI_ERRORS_RETURN and check every return code. Prints "receiver_errors: OK" on
  * rank 0 when all passed; exits non-zero otherwise. Runs on 2 or more ranks (others wait). */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #define PROGRAM "receiver_errors"
 #include "check.h"
 
@@ -30,16 +26,19 @@ static void typed_as_bytes(int me, int n) {
     MPI_Type_commit(&vec);
     const size_t bytes = (size_t)n * sizeof(double);
     if (me == 0) {
-        double *a = malloc(2 * bytes);
+        double *a = malloc(2 * bytes), *message = buffer_alloc(2 * bytes);
         for (int i = 0; i < 2 * n; ++i) a[i] = i % 2 ? -1.0 : 0.5 * i;
-        const int rc = MPI_Send(a, 1, vec, 1, 1, MPI_COMM_WORLD);
+        buffer_copy(message, a, 2 * bytes);
+        const int rc = MPI_Send(message, 1, vec, 1, 1, MPI_COMM_WORLD);
         CHECK(rc == MPI_SUCCESS, "typed send of %zu bytes: %s", bytes, class_name(rc));
-        free(a);
+        free(a), buffer_free(message);
     } else if (me == 1) {
-        double *b = malloc(bytes + 64);
+        double *b = malloc(bytes + 64), *message = buffer_alloc(bytes + 64);
         memset(b, 0xee, bytes + 64);
+        buffer_copy(message, b, bytes + 64);
         MPI_Status st;
-        const int rc = MPI_Recv(b, (int)bytes + 64, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &st);
+        const int rc = MPI_Recv(message, (int)bytes + 64, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &st);
+        buffer_copy(b, message, bytes + 64);
         int count = -1;
         MPI_Get_count(&st, MPI_BYTE, &count);
         CHECK(rc == MPI_SUCCESS, "MPI_BYTE receive of a typed %zu-byte message: %s", bytes, class_name(rc));
@@ -55,7 +54,7 @@ static void typed_as_bytes(int me, int n) {
                 CHECK(0, "MPI_BYTE receive wrote past the message");
                 break;
             }
-        free(b);
+        free(b), buffer_free(message);
     }
     MPI_Type_free(&vec);
 }
@@ -63,16 +62,20 @@ static void typed_as_bytes(int me, int n) {
 /* n ints into a receive of n/2, with a standard and a synchronous send. */
 static void truncated(int me, int n, int sync) {
     if (me == 0) {
-        int *a = calloc(n, sizeof(int));
-        const int rc = sync ? MPI_Ssend(a, n, MPI_INT, 1, 2, MPI_COMM_WORLD) : MPI_Send(a, n, MPI_INT, 1, 2, MPI_COMM_WORLD);
+        int *a = calloc(n, sizeof(int)), *message = buffer_alloc(n * sizeof(int));
+        buffer_copy(message, a, n * sizeof(int));
+        const int rc = sync ? MPI_Ssend(message, n, MPI_INT, 1, 2, MPI_COMM_WORLD)
+                            : MPI_Send(message, n, MPI_INT, 1, 2, MPI_COMM_WORLD);
         CHECK(rc == MPI_SUCCESS, "%s of %d ints into a shorter receive: the sender got %s", sync ? "MPI_Ssend" : "MPI_Send",
               n, class_name(rc));
-        free(a);
+        free(a), buffer_free(message);
     } else if (me == 1) {
         const int room = n / 2;
-        int *b = malloc((room + 16) * sizeof(int));
+        int *b = malloc((room + 16) * sizeof(int)), *message = buffer_alloc((room + 16) * sizeof(int));
         for (int i = 0; i < room + 16; ++i) b[i] = -7;
-        const int rc = MPI_Recv(b, room, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        buffer_copy(message, b, (room + 16) * sizeof(int));
+        const int rc = MPI_Recv(message, room, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        buffer_copy(b, message, (room + 16) * sizeof(int));
         int c = rc;
         if (rc != MPI_SUCCESS) MPI_Error_class(rc, &c);
         CHECK(c == MPI_ERR_TRUNCATE, "receive of %d ints into %d (%s): %s, not MPI_ERR_TRUNCATE", n, room,
@@ -82,7 +85,7 @@ static void truncated(int me, int n, int sync) {
                 CHECK(0, "a truncated receive wrote past its buffer");
                 break;
             }
-        free(b);
+        free(b), buffer_free(message);
     }
 }
 
@@ -95,6 +98,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "receiver_errors: needs 2 or more ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    memory_init(argc > 1 ? argv[1] : NULL);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     const int sizes[] = {100, 1 << 17};  /* 800 B and 1 MiB of doubles: eager, rendezvous */
     for (int k = 0; k < 2; ++k) {

@@ -1,5 +1,6 @@
 /* MPI_THREAD_MULTIPLE stress (MPI-4.1 §11.6; issue 61): N threads per rank (argv[1], default 4)
- * over R rounds (argv[2], default 64) on communicators of their own and shared ones, every
+ * over R rounds (argv[2], default 64), on host memory or, with argv[3] `device`, GPU memory
+ * (check.h), on communicators of their own and shared ones, every
  * operation of the point-to-point layer at once:
  *  - first contact: right after MPI_Init, with no traffic before, every thread sends to every
  *    peer on MPI_COMM_WORLD at once (odd threads rendezvous-sized), so that the endpoints are
@@ -26,13 +27,12 @@
  * is bounded (UCXDT_STRESS_WAIT_S, default 60 s): one that runs out names what it waited for
  * and aborts. Prints "threads_stress: OK", a line of its own, and exits 0 only when every check
  * held. */
-#include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
+
+#define PROGRAM "threads_stress"
+#include "check.h"
 
 enum { kMaxThreads = 16, kMaxRounds = 1024 };
 enum { kSmall = 128, kLarge = 80000 };  /* ints of the vectors: 512 B and 320,000 B packed */
@@ -65,22 +65,45 @@ static void fail(thread_state_t *s, const char *fmt, int a, int b, int c) {
     if (s->bad++ == 0) snprintf(s->first_error, sizeof s->first_error, fmt, a, b, c);
 }
 
+/* The 2n ints of a message buffer, as a host array: the buffer itself on host memory, a copy
+ * (host_view, then host_done, which writes it back when asked) on GPU memory. */
+static int32_t *host_view(const int32_t *buf, int n) {
+    if (!on_device) return (int32_t *)buf;
+    int32_t *h = malloc(sizeof(int32_t) * 2 * (size_t)n);
+    if (!h) MPI_Abort(MPI_COMM_WORLD, 4);
+    buffer_copy(h, buf, sizeof(int32_t) * 2 * (size_t)n);
+    return h;
+}
+static void host_done(int32_t *buf, int32_t *h, int n, int write_back) {
+    if (!on_device) return;
+    if (write_back) buffer_copy(buf, h, sizeof(int32_t) * 2 * (size_t)n);
+    free(h);
+}
+
 static void fill(int32_t *buf, int n, int src, int t, enum kind k, int round) {
-    for (int i = 0; i < n; ++i) buf[2 * i] = value(src, t, k, round, i), buf[2 * i + 1] = kSenderGap;
+    int32_t *h = host_view(buf, n);
+    for (int i = 0; i < n; ++i) h[2 * i] = value(src, t, k, round, i), h[2 * i + 1] = kSenderGap;
+    host_done(buf, h, n, 1);
 }
 static void poison(int32_t *buf, int n) {
-    for (int i = 0; i < 2 * n; ++i) buf[i] = kPoison;
+    int32_t *h = host_view(buf, n);
+    for (int i = 0; i < 2 * n; ++i) h[i] = kPoison;
+    host_done(buf, h, n, 1);
 }
 /* Every int of the receive buffer: the elements the sender's pattern, the gaps untouched. */
 static void check(thread_state_t *s, const int32_t *buf, int n, int src, enum kind k, int round) {
+    int32_t *h = host_view(buf, n);
     long wrong = 0;
-    for (int i = 0; i < n; ++i) wrong += (buf[2 * i] != value(src, s->t, k, round, i)) + (buf[2 * i + 1] != kPoison);
+    for (int i = 0; i < n; ++i) wrong += (h[2 * i] != value(src, s->t, k, round, i)) + (h[2 * i + 1] != kPoison);
+    host_done(NULL, h, n, 0);
     ++s->checks;
     if (wrong) fail(s, "kind %d, round %d: %d ints wrong", (int)k, round, (int)wrong);
 }
 static void check_untouched(thread_state_t *s, const int32_t *buf, int n, enum kind k, int round) {
+    int32_t *h = host_view(buf, n);
     long wrong = 0;
-    for (int i = 0; i < 2 * n; ++i) wrong += buf[i] != kPoison;
+    for (int i = 0; i < 2 * n; ++i) wrong += h[i] != kPoison;
+    host_done(NULL, h, n, 0);
     ++s->checks;
     if (wrong) fail(s, "kind %d, round %d: a canceled receive wrote %d ints", (int)k, round, (int)wrong);
 }
@@ -113,11 +136,8 @@ static void testall_loop(const thread_state_t *s, int n, MPI_Request *reqs, MPI_
         if (now_s() > until) timed_out(s, what, round);
 }
 
-static int32_t *alloc_ints(int n) {
-    int32_t *p = malloc(sizeof(int32_t) * 2 * (size_t)n);
-    if (!p) MPI_Abort(MPI_COMM_WORLD, 4);
-    return p;
-}
+/* A message buffer of 2n ints. */
+static int32_t *alloc_ints(int n) { return buffer_alloc(sizeof(int32_t) * 2 * (size_t)n); }
 
 /* First contact: every peer at once, on MPI_COMM_WORLD. */
 static void first_contact(thread_state_t *s) {
@@ -169,7 +189,7 @@ static void first_contact(thread_state_t *s) {
     MPI_Waitall(nr, reqs, sts);
     for (int p = 0; p < size; ++p)
         if (p != rank) check(s, in + 2 * (size_t)n * p, n, p, FIRST, 0);
-    free(out), free(in), free(reqs), free(sts);
+    buffer_free(out), buffer_free(in), free(reqs), free(sts);
 }
 
 static void rounds_on(thread_state_t *s) {
@@ -295,7 +315,8 @@ static void rounds_on(thread_state_t *s) {
     }
     for (int d = 1; d < size; ++d) MPI_Request_free(&psend[d]), MPI_Request_free(&precv[d]);
     MPI_Comm_free(&own);
-    free(es), free(er), free(ps), free(pr), free(qs), free(qr), free(nv), free(cs), free(cr), free(fr);
+    int32_t *buffers[] = {es, er, ps, pr, qs, qr, nv, cs, cr, fr};
+    for (size_t i = 0; i < sizeof buffers / sizeof *buffers; ++i) buffer_free(buffers[i]);
     s->freed_sends = fs;  /* freed by main once the barrier says every peer received them */
 }
 
@@ -322,6 +343,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc > 1) nthreads = atoi(argv[1]);
     if (argc > 2) rounds = atoi(argv[2]);
+    memory_init(argc > 3 ? argv[3] : NULL);
     if (getenv("UCXDT_STRESS_WAIT_S")) wait_limit_s = atof(getenv("UCXDT_STRESS_WAIT_S"));
     if (provided != MPI_THREAD_MULTIPLE || size < 2 || size > 4 * kMaxThreads || nthreads < 1 ||
         nthreads > kMaxThreads || rounds < 1 || rounds > kMaxRounds) {
@@ -345,7 +367,7 @@ int main(int argc, char **argv) {
     MPI_Comm_dup(MPI_COMM_WORLD, &shared);
     run_threads(rounds_thread, states);
     MPI_Barrier(MPI_COMM_WORLD);  /* every freed send has been received */
-    for (int t = 0; t < nthreads; ++t) free(states[t].freed_sends);
+    for (int t = 0; t < nthreads; ++t) buffer_free(states[t].freed_sends);
     long checks = 0, bad = 0, races = 0;
     for (int t = 0; t < nthreads; ++t) {
         checks += states[t].checks, bad += states[t].bad, races += states[t].canceled_races;
