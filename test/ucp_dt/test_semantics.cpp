@@ -80,6 +80,7 @@ ucxdt_combiner_t combiner_of(ucxdt_type_t t) {
 struct Run {
     int64_t off, len;
 };
+using Runs = std::vector<Run>;  // inside a TEST_F, Run names testing::Test::Run
 
 // Memory laid out for a run list: the span [lo, hi) the runs touch plus guard margins, the
 // pattern-filled source, and the expected packed stream with each stream byte's memory offset.
@@ -649,6 +650,51 @@ TEST_F(Semantics, PackRangeEveryRangeNegativeStride) {
 TEST_F(Semantics, PackRangeEveryRangeStrided) {
     check_all_ranges(commit(vec(3, 2, 3, I16)), 2,
                      {{0, 4}, {6, 4}, {12, 4}, {16, 4}, {22, 4}, {28, 4}});
+}
+
+// The CPU engine moves runs of 1, 2, 4, 8, 12, 16, 24 and 32 bytes by fixed-size copies and
+// others of up to 32 bytes by two overlapping ones (issue 62): every range of two strided levels
+// of each run length around those, forward and backward.
+TEST_F(Semantics, PackRangeEveryRangeRunLengths) {
+    const ucxdt_type_t U8 = P(UCXDT_UINT8);
+    for (int64_t b : {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33}) {
+        SCOPED_TRACE("run length " + std::to_string(b));
+        const int64_t gap = b + 3, ext = 3 * gap + b;
+        Runs fwd, bwd;
+        for (int64_t e = 0; e < 3; ++e)
+            for (int64_t k = 0; k < 4; ++k) fwd.push_back({e * ext + k * gap, b});
+        const ucxdt_type_t f = commit(vec(4, b, gap, U8));
+        EXPECT_EQ(plan_of(f, 3), (Plan{UCXDT_PLAN_STRIDED, 12}));
+        check_all_ranges(f, 3, fwd);
+        // Backward: element extent 3 * gap + b from lb -3 * gap.
+        for (int64_t e = 0; e < 2; ++e)
+            for (int64_t k = 0; k < 4; ++k) bwd.push_back({e * ext - k * gap, b});
+        check_all_ranges(commit(hvec(4, b, -gap, U8)), 2, bwd);
+    }
+    // Every other run (stride twice the run), 9 to a row: the shuffled copies and their ends.
+    for (int64_t b : {1, 2, 4, 8}) {
+        SCOPED_TRACE("every other run of " + std::to_string(b));
+        const int64_t ext = 17 * b + 5;
+        Runs runs;
+        for (int64_t e = 0; e < 2; ++e)
+            for (int64_t k = 0; k < 9; ++k) runs.push_back({e * ext + k * 2 * b, b});
+        check_all_ranges(commit(resized(vec(9, b, 2 * b, U8), 0, ext)), 2, runs);
+    }
+}
+
+// Every range of a block list whose blocks take each path of the engine's copy.
+TEST_F(Semantics, PackRangeEveryRangeBlockLengths) {
+    const std::vector<int64_t> len = {1, 2, 3, 5, 8, 9, 13, 16, 17, 24, 31, 33, 40};
+    std::vector<int64_t> disp;
+    Runs runs;
+    int64_t at = 0;
+    for (int64_t l : len) disp.push_back(at), at += l + 2;
+    const int64_t ext = at - 2;
+    for (int64_t e = 0; e < 2; ++e)
+        for (size_t j = 0; j < len.size(); ++j) runs.push_back({e * ext + disp[j], len[j]});
+    const ucxdt_type_t t = commit(hindexed(len, disp, P(UCXDT_UINT8)));
+    EXPECT_EQ(plan_of(t, 2).cls, UCXDT_PLAN_BLOCK_LIST);
+    check_all_ranges(t, 2, runs);
 }
 
 }  // namespace
