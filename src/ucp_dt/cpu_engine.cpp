@@ -104,48 +104,6 @@ void rows_of(uintptr_t lay, char *pk, int64_t stride, int64_t n, int64_t len) {
     }
 }
 
-// The odometer over a plan's strided dims, innermost last, and the byte displacement it
-// points at.
-class Cursor {
-public:
-    explicit Cursor(const Plan &p) : d_(p.dims.data()), nd_(p.dims.size()), mem_(p.base) {
-        if (nd_ > kInline) {
-            heap_.resize(nd_);
-            ix_ = heap_.data();
-        }
-    }
-    // Points at outer index `outer` (in units of the innermost dim fastest).
-    void seek(int64_t outer) {
-        for (size_t k = nd_; k-- > 0;) {
-            ix_[k] = outer % d_[k].count;
-            outer /= d_[k].count;
-            mem_ += ix_[k] * d_[k].stride;
-        }
-    }
-    // Advances by one over dims [0, k), the innermost of them fastest.
-    void next(size_t k) {
-        while (k-- > 0) {
-            if (++ix_[k] < d_[k].count) {
-                mem_ += d_[k].stride;
-                return;
-            }
-            mem_ -= (d_[k].count - 1) * d_[k].stride;
-            ix_[k] = 0;
-        }
-    }
-    int64_t &mem() { return mem_; }
-    int64_t &ix(size_t k) { return ix_[k]; }
-
-private:
-    static constexpr size_t kInline = 64;
-    const Plan::Dim *d_;
-    size_t nd_;
-    int64_t mem_;
-    int64_t inline_[kInline];
-    int64_t *ix_ = inline_;
-    std::vector<int64_t> heap_;
-};
-
 // STRIDED: runs of the innermost dim go through one tight loop (rows_of); the odometer moves
 // once per row of it.
 template <bool Pack>
