@@ -72,27 +72,30 @@ void tag_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t 
 // returns false.
 constexpr int64_t kPlainFirstBytes = 8192;  // UCX's shared-memory eager limit is about this
 
+// Where it looked the type and its plan up and left the send to the request path, *t and *plan
+// hold them for prepare_resolved; else they stay empty.
 bool send_plain_first(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag,
-                      const ucxdt_request_param_t *param, ucs_status_ptr_t *sent) {
+                      const ucxdt_request_param_t *param, ucs_status_ptr_t *sent, std::shared_ptr<Type> *t,
+                      PlanPtr *plan) {
     Worker *w = ep->worker;
     if (!w->cfg.plain_bit || !ep->unsent.empty() || (tag & w->cfg.plain_bit) || count < 0 || w->timeline) return false;
     if (param && (param->field_mask & UCXDT_REQUEST_PARAM_FIELD_FLAGS) && (param->flags & ~UCXDT_SEND_FLAG_PACKED))
         return false;
     try {
-        std::shared_ptr<Type> t;
-        PlanPtr plan;
-        if (resolve(type, "type", &t) || require_committed(*t, "type") || get_plan(*t, count, &plan))
-            return clear_error(), false;
-        if (plan->cls != UCXDT_PLAN_CONTIGUOUS || plan->packed_size > kPlainFirstBytes || layout_gpu(*plan, buffer) >= 0)
+        if (resolve(type, "type", t) || require_committed(**t, "type") || get_plan(**t, count, plan))
+            return t->reset(), plan->reset(), clear_error(), false;  // prepare reports it
+        if ((*plan)->cls != UCXDT_PLAN_CONTIGUOUS || (*plan)->packed_size > kPlainFirstBytes ||
+            layout_gpu(**plan, buffer) >= 0)
             return false;
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
         p.cb.send = plain_sent;
         p.user_data = w;
-        *sent = ucp_tag_send_nbx(ep->ucp_ep, at(const_cast<void *>(buffer), plan->base),
-                                 static_cast<size_t>(plan->packed_size), tag | w->cfg.plain_bit, &p);
+        *sent = ucp_tag_send_nbx(ep->ucp_ep, at(const_cast<void *>(buffer), (*plan)->base),
+                                 static_cast<size_t>((*plan)->packed_size), tag | w->cfg.plain_bit, &p);
         return true;
     } catch (...) {
+        t->reset(), plan->reset();
         return false;
     }
 }
@@ -393,14 +396,17 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
     Worker *w = ep->worker;
     WorkerLock lock(w);
     ucs_status_ptr_t sent = nullptr;
-    if (send_plain_first(ep, buffer, count, type, tag, param, &sent)) {
+    std::shared_ptr<Type> resolved_type;
+    PlanPtr resolved_plan;
+    if (send_plain_first(ep, buffer, count, type, tag, param, &sent, &resolved_type, &resolved_plan)) {
         if (sent == nullptr) return nullptr;
         if (UCS_PTR_IS_ERR(sent)) return error_ptr(Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(sent)));
     }
     Request *r = w->new_request(true, param);
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
         if (ucxdt_status_t e = check_flags(r, UCXDT_SEND_FLAG_SYNC | UCXDT_SEND_FLAG_PACKED)) return e;
-        if (ucxdt_status_t e = prepare(r, const_cast<void *>(buffer), count, type)) return e;
+        if (resolved_plan) prepare_resolved(r, const_cast<void *>(buffer), count, std::move(resolved_type), std::move(resolved_plan));
+        else if (ucxdt_status_t e = prepare(r, const_cast<void *>(buffer), count, type)) return e;
         r->ep = ep;
         r->tag = tag;
         if (tag & w->cfg.plain_bit)

@@ -134,7 +134,9 @@ unsigned Worker::take_arrivals() {
                                      [tag](const Request *r) { return ((tag ^ r->tag) & r->tag_mask) == 0; });
         if (it != posted.end()) {
             Request *r = *it;
-            posted.erase(it);
+            // Mostly the oldest receive: pop_front costs a tenth of deque::erase's general case.
+            if (it == posted.begin()) posted.pop_front();
+            else posted.erase(it);
             receive_message(r, um, tag, ui.length, plain);
             continue;
         }

@@ -136,7 +136,9 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
     for (const Request::Arrived &f : r->arrived) drop_frag(f.data);
     r->arrived.clear();
     // The tagged message stays while UCP may still use it (wire_free).
-    waiting.erase(std::remove(waiting.begin(), waiting.end(), r), waiting.end());
+    // Guarded: std::remove and erase over an empty deque's iterators cost about 80 instructions,
+    // on every request.
+    if (!waiting.empty()) waiting.erase(std::remove(waiting.begin(), waiting.end(), r), waiting.end());
     drop_unsent(r);
     r->callback_due = true;
     completed.push_back(r);
@@ -176,8 +178,15 @@ ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t typ
     std::shared_ptr<Type> t;
     if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
     if (ucxdt_status_t st = require_committed(*t, "type")) return st;
-    if (ucxdt_status_t st = get_plan(*t, count, &r->plan)) return st;
-    r->type = t;
+    PlanPtr plan;
+    if (ucxdt_status_t st = get_plan(*t, count, &plan)) return st;
+    prepare_resolved(r, buffer, count, std::move(t), std::move(plan));
+    return UCXDT_OK;
+}
+
+void prepare_resolved(Request *r, void *buffer, int64_t count, TypePtr type, PlanPtr plan) {
+    r->type = std::move(type);
+    r->plan = std::move(plan);
     r->buffer = static_cast<char *>(buffer);
     r->count = count;
     r->packed = r->plan->packed_size;
@@ -189,7 +198,6 @@ ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t typ
     // H200s). GPU layouts take the CUDA IPC path on one node (rndv_ipc.cpp), else host staging:
     // the GPU packs into pinned host slots and unpacks from them (zero copy).
     r->contig = r->dense && r->gpu < 0;
-    return UCXDT_OK;
 }
 
 ucxdt_status_ptr_t error_ptr(ucxdt_status_t st) {

@@ -634,6 +634,11 @@ struct Worker {
 /// size and where the layout lives. Errors: UCXDT_ERR_INVALID_PARAM (negative count, invalid
 /// type), UCXDT_ERR_NOT_COMMITTED, UCXDT_ERR_OVERFLOW.
 ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t type);
+/// prepare() with the type and its plan of `count` elements already resolved (a committed type):
+/// a send that send_plain_first looked up and left to the request path does not look them up
+/// again (a handle lookup under the table's lock and a plan lookup under the type's mutex, about
+/// 250 instructions a message).
+void prepare_resolved(Request *r, void *buffer, int64_t count, TypePtr type, PlanPtr plan);
 
 /// To be called first by each UCP callback whose user data names request r (`ucp_request`: the
 /// callback's request argument, NULL for a completion reported in place). Counts the operation
