@@ -162,6 +162,7 @@ ucxdt_status_t ucxdt_worker_create(const ucxdt_worker_params_t *params, ucxdt_wo
         // UCXDT_HOST_EAGER_THRESHOLD sets the host's apart.
         if (std::getenv("UCXDT_EAGER_THRESHOLD")) c.eager = c.host_eager = env_integer("UCXDT_EAGER_THRESHOLD", c.eager);
         c.frag = env_integer("UCXDT_FRAG_SIZE", c.frag);
+        c.host_frag = env_integer("UCXDT_HOST_FRAG_SIZE", c.host_frag, 4096, int64_t(1) << 30);
         c.depth = static_cast<int>(env_integer("UCXDT_PIPELINE_DEPTH", c.depth));
         c.slots = static_cast<int>(env_integer("UCXDT_STAGING_SLOTS", c.slots));
         c.wire_pool = env_integer("UCXDT_WIRE_POOL_SIZE", c.wire_pool, 0, int64_t(1) << 30);
@@ -335,13 +336,13 @@ void ucxdt_worker_print_config(ucxdt_worker_h worker, FILE *stream) {
     std::fprintf(stream,
                  "# ucxdt worker configuration\n"
                  "UCXDT_EAGER_THRESHOLD=%lld\nUCXDT_HOST_EAGER_THRESHOLD=%lld\nUCXDT_FRAG_SIZE=%lld\n"
-                 "UCXDT_PIPELINE_DEPTH=%d\n"
+                 "UCXDT_HOST_FRAG_SIZE=%lld\nUCXDT_PIPELINE_DEPTH=%d\n"
                  "UCXDT_STAGING_SLOTS=%d\nUCXDT_WIRE_POOL_SIZE=%lld\nUCXDT_CUDA_IPC=%s\nUCXDT_IPC_FRAG_SIZE=%lld\n"
                  "UCXDT_IPC_STRIDED_COPY=%s\nUCXDT_IPC_PULL_SIZE=%lld\nUCXDT_IPC_EAGER_THRESHOLD=%lld\nUCXDT_GPU_BATCH=%d\nUCXDT_GPU_IN_FLIGHT=%d\nUCXDT_GPU_STREAMS=%d\n"
                  "UCXDT_GPU_STREAM_SPLIT=%lld\nUCXDT_IPC_SAME_LAYOUT_COPY=%s\nUCXDT_HOST_FRAGS=%s\n"
                  "UCXDT_HOST_SHM=%s\n",
                  static_cast<long long>(c.eager), static_cast<long long>(c.host_eager),
-                 static_cast<long long>(c.frag), c.depth, c.slots, static_cast<long long>(c.wire_pool),
+                 static_cast<long long>(c.frag), static_cast<long long>(c.host_frag), c.depth, c.slots, static_cast<long long>(c.wire_pool),
                  c.ipc ? "y" : "n", static_cast<long long>(c.ipc_frag_max), c.ipc_strided ? "y" : "n",
                  static_cast<long long>(c.ipc_pull), static_cast<long long>(c.ipc_eager), c.gpu_batch, c.gpu_in_flight,
                  c.gpu_streams, static_cast<long long>(c.gpu_stream_split),

@@ -144,7 +144,9 @@ void Worker::send_start(Request *r) {
     h.frag = cfg.frag;
     h.contig = r->contig ? 1 : 0;
     if (!r->contig) {  // a message shorter than a slot is one fragment in a slot its size
-        r->slot_level = staging_level(cfg.frag, r->packed);
+        // A host layout's fragments are at most host_frag: the CPU packs each while the peer
+        // unpacks the one before (a GPU's pack is quick enough for the slot's size).
+        r->slot_level = staging_level(cfg.frag, r->gpu < 0 ? std::min(r->packed, cfg.host_frag) : r->packed);
         h.frag = cfg.frag >> r->slot_level;
     }
     r->nfrags = (r->packed + h.frag - 1) / h.frag;

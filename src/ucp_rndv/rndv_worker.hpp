@@ -39,6 +39,10 @@ struct Config {
                                       // below it a rendezvous's round trips cost more than the
                                       // copy through UCP (docs/performance.md, table c)
     int64_t frag = 1 << 20;
+    int64_t host_frag = 256 << 10;    // UCXDT_HOST_FRAG_SIZE: a host layout's staged fragment (a
+                                      // slot of `frag` halved to the smallest that holds it): the
+                                      // CPU packs one while the peer unpacks the one before, which
+                                      // 1 MiB fragments left to one pack then one unpack (issue 62)
     int depth = 4;
     int slots = 16;
     int64_t wire_pool = 8 << 20;     // UCXDT_WIRE_POOL_SIZE: page-locked bytes each wire pool
