@@ -5,11 +5,8 @@
  * after warm-up; GB/s = 1e9 packed bytes per second. The packed bytes of ucxdt are checked
  * against MPI_Pack's once per case.
  *
- * Build (Open MPI 5 of setup-deps, ucxdt build B):
- *   OMPI=~/.cache/ucxdt/openmpi-5.0.7-1db93ef5b9c3; B=build
- *   $OMPI/bin/mpicc -O2 -std=c11 tools/cpupack_bench.c -Iinclude -I$B/include -L$B \
- *       -lucxdt_mpi_ompi5 -lucxdt -Wl,-rpath,$PWD/$B -o $B/cpupack_bench
- * Run: $B/cpupack_bench [case-substring [packed-size]]   (singleton, no mpirun needed) */
+ * Built as build/cpupack_bench where the build has Open MPI 5 (UCXDT_OMPI5_PREFIX).
+ * Run: build/cpupack_bench [case-substring [packed-size]]   (singleton, no mpirun needed) */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <ucxdt/mpi.h>
