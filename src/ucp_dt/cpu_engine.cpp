@@ -180,10 +180,7 @@ template <bool Pack>
 void transfer(const Plan &p, uintptr_t buf, int64_t offset, int64_t length, char *pk) {
     if (length <= 0) return;
     switch (p.cls) {
-    case UCXDT_PLAN_CONTIGUOUS:
-        if constexpr (Pack) std::memcpy(pk, reinterpret_cast<const char *>(buf + static_cast<uintptr_t>(p.base + offset)), static_cast<size_t>(length));
-        else std::memcpy(reinterpret_cast<char *>(buf + static_cast<uintptr_t>(p.base + offset)), pk, static_cast<size_t>(length));
-        return;
+    case UCXDT_PLAN_CONTIGUOUS: move<Pack>(buf + static_cast<uintptr_t>(p.base + offset), pk, length); return;
     case UCXDT_PLAN_STRIDED: strided<Pack>(p, buf, offset, length, pk); return;
     case UCXDT_PLAN_BLOCK_LIST: block_list<Pack>(p, buf, offset, length, pk); return;
     }

@@ -52,11 +52,9 @@ static void exchange(MPI_Comm inter, int parent) {
 
 /* Sends `mine` to rank 0 of `inter` and returns what it sent back, through message buffers. */
 static int swap_int(int mine, MPI_Comm inter) {
-    int both[2] = {mine, 0}, *buffer = buffer_alloc(sizeof both);
-    buffer_copy(buffer, both, sizeof both);
+    int both[2] = {mine, 0}, *buffer = buffer_from(both, sizeof both);
     MPI_Sendrecv(buffer, 1, MPI_INT, 0, 7, buffer + 1, 1, MPI_INT, 0, 7, inter, MPI_STATUS_IGNORE);
-    buffer_copy(both, buffer, sizeof both);
-    buffer_free(buffer);
+    buffer_return(both, buffer, sizeof both);
     return both[1];
 }
 

@@ -26,19 +26,19 @@ static void typed_as_bytes(int me, int n) {
     MPI_Type_commit(&vec);
     const size_t bytes = (size_t)n * sizeof(double);
     if (me == 0) {
-        double *a = malloc(2 * bytes), *message = buffer_alloc(2 * bytes);
+        double *a = malloc(2 * bytes);
         for (int i = 0; i < 2 * n; ++i) a[i] = i % 2 ? -1.0 : 0.5 * i;
-        buffer_copy(message, a, 2 * bytes);
+        double *message = buffer_from(a, 2 * bytes);
         const int rc = MPI_Send(message, 1, vec, 1, 1, MPI_COMM_WORLD);
         CHECK(rc == MPI_SUCCESS, "typed send of %zu bytes: %s", bytes, class_name(rc));
         free(a), buffer_free(message);
     } else if (me == 1) {
-        double *b = malloc(bytes + 64), *message = buffer_alloc(bytes + 64);
+        double *b = malloc(bytes + 64);
         memset(b, 0xee, bytes + 64);
-        buffer_copy(message, b, bytes + 64);
+        double *message = buffer_from(b, bytes + 64);
         MPI_Status st;
         const int rc = MPI_Recv(message, (int)bytes + 64, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &st);
-        buffer_copy(b, message, bytes + 64);
+        buffer_return(b, message, bytes + 64);
         int count = -1;
         MPI_Get_count(&st, MPI_BYTE, &count);
         CHECK(rc == MPI_SUCCESS, "MPI_BYTE receive of a typed %zu-byte message: %s", bytes, class_name(rc));
@@ -54,7 +54,7 @@ static void typed_as_bytes(int me, int n) {
                 CHECK(0, "MPI_BYTE receive wrote past the message");
                 break;
             }
-        free(b), buffer_free(message);
+        free(b);
     }
     MPI_Type_free(&vec);
 }
@@ -62,8 +62,7 @@ static void typed_as_bytes(int me, int n) {
 /* n ints into a receive of n/2, with a standard and a synchronous send. */
 static void truncated(int me, int n, int sync) {
     if (me == 0) {
-        int *a = calloc(n, sizeof(int)), *message = buffer_alloc(n * sizeof(int));
-        buffer_copy(message, a, n * sizeof(int));
+        int *a = calloc(n, sizeof(int)), *message = buffer_from(a, n * sizeof(int));
         const int rc = sync ? MPI_Ssend(message, n, MPI_INT, 1, 2, MPI_COMM_WORLD)
                             : MPI_Send(message, n, MPI_INT, 1, 2, MPI_COMM_WORLD);
         CHECK(rc == MPI_SUCCESS, "%s of %d ints into a shorter receive: the sender got %s", sync ? "MPI_Ssend" : "MPI_Send",
@@ -71,11 +70,11 @@ static void truncated(int me, int n, int sync) {
         free(a), buffer_free(message);
     } else if (me == 1) {
         const int room = n / 2;
-        int *b = malloc((room + 16) * sizeof(int)), *message = buffer_alloc((room + 16) * sizeof(int));
+        int *b = malloc((room + 16) * sizeof(int));
         for (int i = 0; i < room + 16; ++i) b[i] = -7;
-        buffer_copy(message, b, (room + 16) * sizeof(int));
+        int *message = buffer_from(b, (room + 16) * sizeof(int));
         const int rc = MPI_Recv(message, room, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        buffer_copy(b, message, (room + 16) * sizeof(int));
+        buffer_return(b, message, (room + 16) * sizeof(int));
         int c = rc;
         if (rc != MPI_SUCCESS) MPI_Error_class(rc, &c);
         CHECK(c == MPI_ERR_TRUNCATE, "receive of %d ints into %d (%s): %s, not MPI_ERR_TRUNCATE", n, room,
@@ -85,7 +84,7 @@ static void truncated(int me, int n, int sync) {
                 CHECK(0, "a truncated receive wrote past its buffer");
                 break;
             }
-        free(b), buffer_free(message);
+        free(b);
     }
 }
 
