@@ -125,7 +125,7 @@
  *                          256 KiB; rounded up to a staging slot's size, at most
  *                          UCXDT_FRAG_SIZE): the CPU packs one fragment while the peer unpacks
  *                          the one before, where a whole 1 MiB fragment left one copy after the
- *                          other (1 MiB of 2 KiB runs, two cores: 7-21 GB/s against 5.6-6.9)
+ *                          other (docs/performance-log.md, run 45)
  *   UCXDT_PIPELINE_DEPTH   fragments in flight per request (default 4)
  *   UCXDT_STAGING_SLOTS    host staging slots of UCXDT_FRAG_SIZE bytes per worker and role
  *                          (default 16), each split into smaller slots as messages need
