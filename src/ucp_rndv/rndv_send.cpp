@@ -286,8 +286,38 @@ void Worker::pack_next(Request *r, int64_t k, int slot, char *dst, bool peer) {
 void Worker::pack_first(Request *r) {
     r->next_pack = static_cast<int64_t>(r->slots.size());
     const std::vector<int> first = r->slots;
-    for (size_t i = 0; i < first.size() && r->status == UCXDT_INPROGRESS; ++i)
+    // The CPU packs a host layout's first fragment now and the others one per progress call,
+    // each announced once packed: the receiver unpacks one while the next packs. Packed all at
+    // once, the whole window of fragments was packed before the receiver could start (issue 62).
+    const size_t now = r->gpu < 0 ? std::min<size_t>(1, first.size()) : first.size();
+    for (size_t i = 0; i < now && r->status == UCXDT_INPROGRESS; ++i)
         pack_next(r, static_cast<int64_t>(i), first[i], r->slot_mem(first[i]));
+    if (now == first.size() || r->status != UCXDT_INPROGRESS) return;
+    for (size_t i = now; i < first.size(); ++i) r->to_pack.emplace_back(static_cast<int64_t>(i), first[i]);
+    ++r->ucp_ops;  // the request lives while it is listed
+    host_packing.push_back(r);
+}
+
+unsigned Worker::pack_deferred() {
+    std::vector<Request *> list;
+    list.swap(host_packing);
+    unsigned n = 0;
+    for (Request *r : list) {
+        if (r->status == UCXDT_INPROGRESS && !r->to_pack.empty()) {
+            const auto [k, slot] = r->to_pack.front();
+            r->to_pack.erase(r->to_pack.begin());
+            pack_next(r, k, slot, r->slot_mem(slot));
+            ++n;
+        }
+        if (r->status == UCXDT_INPROGRESS && !r->to_pack.empty()) {
+            host_packing.push_back(r);
+            continue;
+        }
+        r->to_pack.clear();
+        --r->ucp_ops;
+        if (r->user_freed) release(r);
+    }
+    return n;
 }
 
 void Worker::refill(Request *r, int slot) {
