@@ -42,6 +42,7 @@ struct Options : CommonOptions {
     bool contig = false;  // -c: the contiguous buffer only
     bool coll = false;    // -x coll: MPI_Bcast and MPI_Allgather
     int window = 32;      // -w: messages (or puts) in flight
+    int64_t budget = 0;   // -B: MiB a layout's timed loop moves at most (0: -n iterations each)
 };
 
 std::string usage() {
@@ -51,7 +52,10 @@ std::string usage() {
            std::string("  -x send|put|coll  two-sided (ping-pong and window), one-sided MPI_Put windows, or\n"
                        "               MPI_Bcast and MPI_Allgather on all ranks (send)\n"
                        "  -c           the contiguous buffer alone (send, coll): the derived type's columns 0\n"
-                       "  -w N         messages in flight in a window (32)\n") +
+                       "  -w N         messages in flight in a window (32)\n"
+                       "  -B MIB       at most this many MiB per timed loop: fewer iterations for large\n"
+                       "               layouts, at least 5 (and a fifth as many warm-up); the CSV's\n"
+                       "               iterations are the window's (0: -n and -W for every layout)\n") +
            Options{}.usage("the buffers") +
            "  csv: a header (client,layout,...), then per layout mpi_layouts,layout,mem,packed_bytes,\n"
            "       iterations,window,pingpong_dt_us,pingpong_contig_us,bw_dt_MBps,bw_contig_MBps,verified\n"
@@ -91,7 +95,7 @@ std::string add_layouts(const std::string &arg, std::vector<L::Layout> *out) {
 }
 
 std::string parse(int argc, char **argv, Options *o) {
-    const std::string letters = std::string("D:x:w:c") + CommonOptions::kLetters;
+    const std::string letters = std::string("D:x:w:cB:") + CommonOptions::kLetters;
     for (int c; (c = getopt(argc, argv, letters.c_str())) != -1;) {
         if (o->take(c, optarg)) continue;
         if (c == 'x') {
@@ -103,6 +107,11 @@ std::string parse(int argc, char **argv, Options *o) {
         }
         if (c == 'c') {
             o->contig = true;
+            continue;
+        }
+        if (c == 'B') {
+            o->budget = std::atoll(optarg);
+            if (o->budget < 0) return "-B takes MiB >= 0";
             continue;
         }
         if (c == 'w') {
@@ -128,7 +137,20 @@ struct Shape {
 
 class Bench {
 public:
-    Bench(const Options &o, int rank, Watchdog &wd) : o_(o), rank_(rank), wd_(wd) {}
+    Bench(const Options &o, int rank, Watchdog &wd) : o_(o), rank_(rank), wd_(wd), iters_(o.iters), warmup_(o.warmup) {}
+
+    // The iterations of the loops to come, for messages of `packed` bytes: -n, or fewer under -B
+    // (a window's bytes per iteration; the same count for the ping-pongs, which move less).
+    long size_for(int64_t packed) {
+        iters_ = o_.iters;
+        warmup_ = o_.warmup;
+        if (o_.budget > 0 && packed > 0) {
+            const double per_iter = double(packed) * double(o_.window);
+            iters_ = std::max(5L, std::min<long>(o_.iters, long(double(o_.budget) * double(1 << 20) / per_iter)));
+            warmup_ = std::min<long>(o_.warmup, std::max(1L, iters_ / 5));
+        }
+        return iters_;
+    }
 
     // Median one-way time of a ping-pong between ranks 0 and 1 (rank 0's measure).
     double pingpong(const Shape &s, const char *what) {
@@ -163,13 +185,13 @@ public:
     // bytes and the MPI_Win_flush that completes them there; a barrier after each, untimed.
     double put_window(const Shape &s, MPI_Win win, MPI_Aint disp, const char *what) {
         std::vector<double> t;
-        for (long it = 0; it < o_.warmup + o_.iters; ++it) {
+        for (long it = 0; it < warmup_ + iters_; ++it) {
             wd_.arm(what, it);
             if (rank_ == 0) {
                 const double t0 = MPI_Wtime();
                 for (int i = 0; i < o_.window; ++i) MPI_Put(s.ptr, s.count, s.type, 1, disp, s.count, s.type, win);
                 MPI_Win_flush(1, win);
-                if (it >= o_.warmup) t.push_back(MPI_Wtime() - t0);
+                if (it >= warmup_) t.push_back(MPI_Wtime() - t0);
             }
             MPI_Barrier(MPI_COMM_WORLD);
         }
@@ -179,14 +201,14 @@ public:
     // Median over iterations of the slowest rank's time of one collective, each after a barrier.
     template <typename F> double collective(const char *what, F &&once) {
         std::vector<double> t;
-        for (long it = 0; it < o_.warmup + o_.iters; ++it) {
+        for (long it = 0; it < warmup_ + iters_; ++it) {
             wd_.arm(what, it);
             MPI_Barrier(MPI_COMM_WORLD);
             const double t0 = MPI_Wtime();
             once();
             double mine = MPI_Wtime() - t0, slowest = 0;
             MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-            if (it >= o_.warmup) t.push_back(slowest);
+            if (it >= warmup_) t.push_back(slowest);
         }
         return summarize(t).median;
     }
@@ -194,17 +216,18 @@ public:
 private:
     template <typename F> double timed(const char *what, F &&once) {
         std::vector<double> t;
-        for (long it = 0; it < o_.warmup + o_.iters; ++it) {
+        for (long it = 0; it < warmup_ + iters_; ++it) {
             wd_.arm(what, it);
             const double t0 = MPI_Wtime();
             once();
-            if (it >= o_.warmup) t.push_back(MPI_Wtime() - t0);
+            if (it >= warmup_) t.push_back(MPI_Wtime() - t0);
         }
         return summarize(t).median;
     }
     const Options &o_;
     int rank_;
     Watchdog &wd_;
+    long iters_, warmup_;
 };
 
 // The layout as an MPI datatype; "" or why the MPI refused it (it returns errors meanwhile).
@@ -370,6 +393,7 @@ int main(int argc, char **argv) {
             if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
             continue;
         }
+        const long iters = bench.size_for(packed);
         Buffer buf(o.mem, size_t(lay.buffer_bytes)), contig(o.mem, size_t(packed));
         std::vector<std::byte> pattern(buf.size()), poison(buf.size());
         ucxdt::ref::fill_pattern(pattern.data(), int64_t(buf.size()), 0x5eed + i);
@@ -384,7 +408,7 @@ int main(int argc, char **argv) {
             failed |= !ok;
             if (rank == 0 && o.csv)
                 std::printf("mpi_layouts_coll,\"%s\",%s,%lld,%ld,%d,%.3f,%.3f,%.3f,%.3f,%s\n", lay.name.c_str(),
-                            mem_name(o.mem), static_cast<long long>(packed), o.iters, world.size,
+                            mem_name(o.mem), static_cast<long long>(packed), iters, world.size,
                             c.bcast_dt * 1e6, c.bcast_ctg * 1e6, c.allgather_dt * 1e6, c.allgather_ctg * 1e6,
                             o.contig ? "n/a" : ok ? "yes" : "no");
             else if (rank == 0)
@@ -420,7 +444,7 @@ int main(int argc, char **argv) {
         const double bw_dt = win_dt > 0 ? mb / win_dt : 0, bw_ctg = win_ctg > 0 ? mb / win_ctg : 0;
         if (rank == 0 && o.csv)
             std::printf("mpi_layouts%s,\"%s\",%s,%lld,%ld,%d,%.3f,%.3f,%.2f,%.2f,%s\n", o.put ? "_put" : "",
-                        lay.name.c_str(), mem_name(o.mem), static_cast<long long>(packed), o.iters, o.window,
+                        lay.name.c_str(), mem_name(o.mem), static_cast<long long>(packed), iters, o.window,
                         pp_dt * 1e6, pp_ctg * 1e6, bw_dt, bw_ctg, o.contig ? "n/a" : ok ? "yes" : "no");
         else if (rank == 0)
             std::printf("%-40s %10lld %10.2f %10.2f %7.2f %10.1f %10.1f %7.2f %s\n", lay.name.c_str(),
