@@ -39,10 +39,12 @@ struct Config {
                                       // below it a rendezvous's round trips cost more than the
                                       // copy through UCP (docs/performance.md, table c)
     int64_t frag = 1 << 20;
-    int64_t host_frag = 256 << 10;    // UCXDT_HOST_FRAG_SIZE: a host layout's staged fragment (a
+    int64_t host_frag = 128 << 10;    // UCXDT_HOST_FRAG_SIZE: a host layout's staged fragment (a
                                       // slot of `frag` halved to the smallest that holds it): the
                                       // CPU packs one while the peer unpacks the one before, which
-                                      // 1 MiB fragments left to one pack then one unpack (issue 62)
+                                      // 1 MiB fragments left to one pack then one unpack; 128 KiB
+                                      // led 64 and 256 KiB for runs of 2 KiB and blocks of a
+                                      // triangle (issue 62, performance-log run 46)
     int depth = 4;
     int slots = 16;
     int64_t wire_pool = 8 << 20;     // UCXDT_WIRE_POOL_SIZE: page-locked bytes each wire pool
