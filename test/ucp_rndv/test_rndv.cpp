@@ -242,8 +242,11 @@ TEST(RndvHostFrags, ActiveMessagesGetsOrInPlace) {
                                    c.unexpected), "")
                     << mode.name << ", fragments of " << frag << " bytes, case " << k;
             const auto &got = internals(p.w[1]).host_frags;
-            const uint64_t per_message = (320000 + frag - 1) / frag, all = std::size(cases) * per_message;
-            const uint64_t from_vectors = 3 * per_message;  // the first three cases
+            // A staged host layout's fragments are at most UCXDT_HOST_FRAG_SIZE (a slot of `frag`
+            // split to it); a contiguous sender's are `frag`, straight from its buffer.
+            const int64_t f = frag >> ucxdt::staging_level(frag, std::min<int64_t>(320000, internals(p.w[0]).cfg.host_frag));
+            const uint64_t from_vectors = 3 * ((320000 + f - 1) / f);  // the first three cases
+            const uint64_t all = from_vectors + 2 * ((320000 + frag - 1) / frag);
             const std::string what = std::string(mode.name) + ", fragments of " + std::to_string(frag);
             if (mode.name[0] == 'g') {
                 EXPECT_EQ(got.get, all) << what;
@@ -1590,14 +1593,14 @@ bool has_line(const std::string &config, const std::string &line) {
     return config.find(line + "\n") != std::string::npos;
 }
 
-// GPU layouts 8 KiB, host layouts 64 KiB by default; one threshold set, by the environment or a
+// GPU layouts 8 KiB, host layouts 128 KiB by default; one threshold set, by the environment or a
 // parameter, is both; UCXDT_HOST_EAGER_THRESHOLD sets the host's alone; out of range fails.
 TEST(RndvWorker, EagerThresholdsOfBothMemoryKinds) {
     const Config defaults{-1, 16384, 2, 8};
     unsetenv("UCXDT_EAGER_THRESHOLD");
     unsetenv("UCXDT_HOST_EAGER_THRESHOLD");
     std::string c = worker_config(defaults);
-    EXPECT_TRUE(has_line(c, "UCXDT_EAGER_THRESHOLD=8192") && has_line(c, "UCXDT_HOST_EAGER_THRESHOLD=65536")) << c;
+    EXPECT_TRUE(has_line(c, "UCXDT_EAGER_THRESHOLD=8192") && has_line(c, "UCXDT_HOST_EAGER_THRESHOLD=131072")) << c;
     c = worker_config(Config{2048, 16384, 2, 8});
     EXPECT_TRUE(has_line(c, "UCXDT_EAGER_THRESHOLD=2048") && has_line(c, "UCXDT_HOST_EAGER_THRESHOLD=2048")) << c;
     setenv("UCXDT_EAGER_THRESHOLD", "300", 1);
@@ -1613,11 +1616,11 @@ TEST(RndvWorker, EagerThresholdsOfBothMemoryKinds) {
     unsetenv("UCXDT_HOST_EAGER_THRESHOLD");
 }
 
-// The GPU layouts' wire pools may take 8 MiB each by default; UCXDT_WIRE_POOL_SIZE sets it.
+// The GPU layouts' wire pools may take 16 MiB each by default; UCXDT_WIRE_POOL_SIZE sets it.
 TEST(RndvWorker, WirePoolSize) {
     unsetenv("UCXDT_WIRE_POOL_SIZE");
     std::string c = worker_config(Config{});
-    EXPECT_TRUE(has_line(c, "UCXDT_WIRE_POOL_SIZE=8388608")) << c;
+    EXPECT_TRUE(has_line(c, "UCXDT_WIRE_POOL_SIZE=16777216")) << c;
     ScopedEnv env{{"UCXDT_WIRE_POOL_SIZE", "65536"}};
     c = worker_config(Config{});
     EXPECT_TRUE(has_line(c, "UCXDT_WIRE_POOL_SIZE=65536")) << c;
@@ -1692,10 +1695,10 @@ TEST(RndvEager, EagerMessagesCarryTheEagerHeader) {
 }
 
 // With the default thresholds a 40 KiB host message goes eagerly, packed and unpacked by UCP's
-// calls into ucxdt (src/ucp_rndv/wire_dt.cpp), posted or unexpected; 72,000 bytes take the
-// rendezvous. A mismatched eager message completes its send (the message left) and fails its
+// calls into ucxdt (src/ucp_rndv/wire_dt.cpp), posted or unexpected, and so do 102,400 bytes;
+// 140,000 bytes take the rendezvous. A mismatched eager message completes its send (the message left) and fails its
 // receive, while a rendezvous fails both: the send's status tells which ran.
-TEST(RndvEager, HostLayoutsGoEagerUpTo64KiBByDefault) {
+TEST(RndvEager, HostLayoutsGoEagerUpTo128KiBByDefault) {
     Pair p{Config{-1, 16384, 2, 8}};
     ASSERT_EQ(p.error, "");
     const auto i64 = L::named(UCXDT_INT64);
@@ -1705,8 +1708,10 @@ TEST(RndvEager, HostLayoutsGoEagerUpTo64KiBByDefault) {
                 << (unexpected ? "unexpected, " : "posted, ") << (sc ? "contiguous" : "vector") << " sender";
     EXPECT_EQ(expect_error(p, doubles(5120, false), 1, L::contiguous(5120, i64), 1, UCXDT_ERR_TYPE_MISMATCH,
                            UCXDT_OK, Mem::host, Mem::host), "") << "40,960 bytes: eager";
-    EXPECT_EQ(expect_error(p, doubles(9000, false), 1, L::contiguous(9000, i64), 1, UCXDT_ERR_TYPE_MISMATCH,
-                           UCXDT_ERR_TYPE_MISMATCH, Mem::host, Mem::host), "") << "72,000 bytes: rendezvous";
+    EXPECT_EQ(expect_error(p, doubles(12800, false), 1, L::contiguous(12800, i64), 1, UCXDT_ERR_TYPE_MISMATCH,
+                           UCXDT_OK, Mem::host, Mem::host), "") << "102,400 bytes: eager";
+    EXPECT_EQ(expect_error(p, doubles(17500, false), 1, L::contiguous(17500, i64), 1, UCXDT_ERR_TYPE_MISMATCH,
+                           UCXDT_ERR_TYPE_MISMATCH, Mem::host, Mem::host), "") << "140,000 bytes: rendezvous";
     EXPECT_EQ(expect_error(p, doubles(2048, false), 2, doubles(2048, false), 1, UCXDT_ERR_TRUNCATED, UCXDT_OK,
                            Mem::host, Mem::host), "") << "32,768 bytes into 16,384: eager";
 }
