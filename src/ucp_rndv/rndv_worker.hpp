@@ -34,10 +34,12 @@ namespace ucxdt::rndv {
 
 struct Config {
     int64_t eager = 8192;             // UCXDT_EAGER_THRESHOLD: GPU layouts (and host ones when set)
-    int64_t host_eager = 64 << 10;    // UCXDT_HOST_EAGER_THRESHOLD: host layouts, whose eager
+    int64_t host_eager = 128 << 10;   // UCXDT_HOST_EAGER_THRESHOLD: host layouts, whose eager
                                       // messages UCP packs and unpacks in place (wire_dt.cpp);
                                       // below it a rendezvous's round trips cost more than the
-                                      // copy through UCP (docs/performance.md, table c)
+                                      // copy through UCP (docs/performance.md, table c; 64 to
+                                      // 128 KiB: performance-log run 46). Every posted receive
+                                      // reserves this much (landing_bytes)
     int64_t frag = 1 << 20;
     int64_t host_frag = 128 << 10;    // UCXDT_HOST_FRAG_SIZE: a host layout's staged fragment (a
                                       // slot of `frag` halved to the smallest that holds it): the
@@ -47,8 +49,9 @@ struct Config {
                                       // triangle (issue 62, performance-log run 46)
     int depth = 4;
     int slots = 16;
-    int64_t wire_pool = 8 << 20;     // UCXDT_WIRE_POOL_SIZE: page-locked bytes each wire pool
-                                     // (GPU layouts' sends, receives) may grow to
+    int64_t wire_pool = 16 << 20;    // UCXDT_WIRE_POOL_SIZE: page-locked bytes each wire pool
+                                     // (GPU layouts' sends, receives) may grow to: 128 receive
+                                     // slots of a landing, two windows of 64
     bool ipc = true;                 // UCXDT_CUDA_IPC
     int64_t ipc_frag_max = 32 << 20;  // UCXDT_IPC_FRAG_SIZE: largest fragment (device staging slot)
     bool ipc_strided = true;          // UCXDT_IPC_STRIDED_COPY: strided into strided, run by run
