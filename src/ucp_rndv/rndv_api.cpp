@@ -255,7 +255,6 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
     for (auto &[device, g] : w->gpus) g->synchronize();
     w->extensions.clear();
     w->drop_probed();
-    w->host_packs.clear();  // fragments of requests about to be deleted
     std::vector<Request *> all;
     for (auto &[id, r] : w->requests) all.push_back(r);
     size_t orphans = 0;

@@ -286,36 +286,43 @@ void Worker::pack_next(Request *r, int64_t k, int slot, char *dst, bool peer) {
 void Worker::pack_first(Request *r) {
     r->next_pack = static_cast<int64_t>(r->slots.size());
     const std::vector<int> first = r->slots;
-    for (size_t i = 0; i < first.size() && r->status == UCXDT_INPROGRESS; ++i) {
-        if (r->gpu < 0) pack_later(r, static_cast<int64_t>(i), first[i]);
-        else pack_next(r, static_cast<int64_t>(i), first[i], r->slot_mem(first[i]));
-    }
-}
-
-// The CPU packs a host layout's fragments one per progress call, the oldest first, each
-// announced in the same call (poll_gpu), so that the receiver unpacks one while the next packs.
-// Packed where they became due (a send call, an ACK), a window's sends packed their first
-// fragments one after the other, and the receiver waited for all of them: 20-30% of a window of
-// 16 messages of 1 MiB idle on the H200 machine (issue 62, performance-log run 46).
-void Worker::pack_later(Request *r, int64_t k, int slot) {
-    ++r->ucp_ops;  // the request lives while a fragment of it is queued
-    host_packs.push_back(HostPack{r, k, slot});
+    // The CPU packs a host layout's first fragment now and the others one per progress call,
+    // each announced once packed: the receiver unpacks one while the next packs. Packed all at
+    // once, the whole window of fragments was packed before the receiver could start (issue 62).
+    const size_t now = r->gpu < 0 ? std::min<size_t>(1, first.size()) : first.size();
+    for (size_t i = 0; i < now && r->status == UCXDT_INPROGRESS; ++i)
+        pack_next(r, static_cast<int64_t>(i), first[i], r->slot_mem(first[i]));
+    if (now == first.size() || r->status != UCXDT_INPROGRESS) return;
+    for (size_t i = now; i < first.size(); ++i) r->to_pack.emplace_back(static_cast<int64_t>(i), first[i]);
+    ++r->ucp_ops;  // the request lives while it is listed
+    host_packing.push_back(r);
 }
 
 unsigned Worker::pack_deferred() {
-    const HostPack p = host_packs.front();
-    host_packs.pop_front();
-    Request *r = p.r;
-    --r->ucp_ops;
-    if (r->status == UCXDT_INPROGRESS) pack_next(r, p.frag, p.slot, r->slot_mem(p.slot));
-    else if (r->user_freed) release(r);  // ended meanwhile: its slots went back with it
-    return 1;
+    std::vector<Request *> list;
+    list.swap(host_packing);
+    unsigned n = 0;
+    for (Request *r : list) {
+        if (r->status == UCXDT_INPROGRESS && !r->to_pack.empty()) {
+            const auto [k, slot] = r->to_pack.front();
+            r->to_pack.erase(r->to_pack.begin());
+            pack_next(r, k, slot, r->slot_mem(slot));
+            ++n;
+        }
+        if (r->status == UCXDT_INPROGRESS && !r->to_pack.empty()) {
+            host_packing.push_back(r);
+            continue;
+        }
+        r->to_pack.clear();
+        --r->ucp_ops;
+        if (r->user_freed) release(r);
+    }
+    return n;
 }
 
 void Worker::refill(Request *r, int slot) {
     if (r->next_pack < r->nfrags) {
         const int64_t k = r->next_pack++;
-        if (r->gpu < 0 && !r->ipc) return pack_later(r, k, slot);
         return pack_next(r, k, slot, r->slot_mem(slot));  // READY or FRAG follows from gpu_done
     }
     r->slots.erase(std::remove(r->slots.begin(), r->slots.end(), slot), r->slots.end());

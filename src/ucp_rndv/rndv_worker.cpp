@@ -342,7 +342,7 @@ unsigned Worker::progress() {
     if (!launching.empty()) flush_idle_launches();  // what the calls since the last progress issued
     unsigned n = ucp_worker_progress(ucp_worker);
     if (cfg.plain_bit) n += take_arrivals();
-    if (!host_packs.empty()) n += pack_deferred();  // announced by poll_gpu at once
+    if (!host_packing.empty()) n += pack_deferred();  // announced by poll_gpu at once
     if (!gpu_ops.empty()) n += poll_gpu();
     if (!probed.empty()) n += deliver_probed();
     // Idle polling (a wait for the next message) stops here: the rest works through queues.

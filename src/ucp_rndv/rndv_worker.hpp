@@ -180,6 +180,8 @@ struct Request {
     int64_t next_pack = 0;                 // next fragment to pack
     uint64_t rreq_id = 0;                  // the receiver's request, from its first ACK or (am_frags)
                                            // its RTR, after which fragments may go
+    std::vector<std::pair<int64_t, int>> to_pack;  // a host layout's first fragments (fragment, slot)
+                                                   // still to pack, one per progress call
     std::vector<std::pair<int64_t, int>> packed_frags;  // am_frags: (fragment, slot) packed before it
     std::vector<int> am_sending;  // am_frags: slots of the fragments under ucp_am_send_nbx (-1: from
                                   // the user's contiguous buffer); UCP reads them until it completes
@@ -404,14 +406,7 @@ struct Worker {
     std::unordered_map<int, std::unique_ptr<cuda::DeviceStaging>> gpus;
     uint64_t streams_taken = 0;  // large messages that took a stream in turn (gpu(Request *))
     std::deque<GpuOp> gpu_ops;
-    // Host layouts' fragments to pack into their slots (HostPack: each holds a ucp_ops of its
-    // request), the oldest first, one per progress call (pack_deferred).
-    struct HostPack {
-        Request *r;
-        int64_t frag;
-        int slot;
-    };
-    std::deque<HostPack> host_packs;
+    std::vector<Request *> host_packing;  // sends with Request::to_pack (each holds a ucp_ops)
     // Host-staged fragments received, by how they came (for tests and debugging).
     struct {
         uint64_t am = 0, get = 0, in_place = 0;
@@ -583,8 +578,7 @@ struct Worker {
     /// GPU's memory); gpu_done then announces or sends it.
     void pack_next(Request *r, int64_t k, int slot, char *dst, bool peer = false);
     void pack_first(Request *r);            // the first fragments into r->slots
-    void pack_later(Request *r, int64_t k, int slot);  // a host layout's fragment k: host_packs
-    unsigned pack_deferred();               // the oldest of host_packs, announced at once
+    unsigned pack_deferred();               // the next of each host_packing send's to_pack
     void refill(Request *r, int slot);      // the slot is free again: the next fragment, or give it back
     void send_on_am(const AmHeader &h);      // ACK and ATS for a send
     bool recv_matched(Request *r, const Event &e);

@@ -271,11 +271,11 @@ TEST(RndvHostFrags, ActiveMessagesGetsOrInPlace) {
 // whole slot and 22 waited for one. Fragments as active messages, as GETs into the receiver's
 // slots (of the sender's size, from its own pool) and read in place; every byte arrives, and
 // the slots merge back into whole ones on both sides.
-// The CPU packs a host layout's fragments one per progress call, the oldest first, each
-// announced as soon as it is packed, so that the receiver unpacks one while the next packs: the
-// send call packs none and queues the first slots' fragments, each progress call of the sender
-// packs one. The message arrives exact, and nothing stays queued or holds a slot.
-TEST(RndvHostFrags, FragmentsArePackedOneAProgress) {
+// The CPU packs a host layout's first fragment in the send call and each of the others in a
+// progress call of its own, announced as soon as it is packed, so that the receiver unpacks one
+// while the next packs: after the call one fragment is packed and the others of the first
+// slots wait. The message arrives exact, and nothing stays listed or holds a slot.
+TEST(RndvHostFrags, FirstFragmentsArePackedOneAProgress) {
     Pair p{Config{1024, 16384, 4, 8}};
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
@@ -287,15 +287,13 @@ TEST(RndvHostFrags, FragmentsArePackedOneAProgress) {
     const std::vector<std::byte> sent = packed(*layout, src.ptr(), 1, 320000), poison = dst.bytes;
     ucxdt_status_ptr_t rreq = ucxdt_tag_recv_nbx(p.w[1], dst.ptr(), 1, t.h, 7, ~0ull, nullptr);
     ucxdt_status_ptr_t sreq = ucxdt_tag_send_nbx(p.ep[0], src.ptr(), 1, t.h, 7, nullptr);
-    ASSERT_EQ(s.host_packs.size(), 4u) << "the send call packed fragments, or queued other than its four slots'";
-    for (int64_t k = 0; k < 4; ++k) EXPECT_EQ(s.host_packs[size_t(k)].frag, k) << "not the oldest first";
-    ucxdt_worker_progress(p.w[0]);
-    EXPECT_EQ(s.host_packs.size(), 3u) << "a progress call did not pack exactly one fragment";
+    ASSERT_EQ(s.host_packing.size(), 1u) << "the first fragments were packed in the send call";
+    EXPECT_EQ(s.host_packing[0]->to_pack.size(), 3u) << "not one fragment packed of the first four";
     EXPECT_EQ(status_name(p.wait(rreq)), status_name(UCXDT_OK));
     EXPECT_EQ(status_name(p.wait(sreq)), status_name(UCXDT_OK));
     EXPECT_EQ(check_received(*layout, 1, dst, poison, sent, 320000), "");
     for (int i = 0; i < 200; ++i) p.progress();
-    EXPECT_TRUE(s.host_packs.empty());
+    EXPECT_TRUE(s.host_packing.empty());
     for (int w = 0; w < 2; ++w)
         for (const auto &pool : internals(p.w[w]).pools)
             if (pool) EXPECT_EQ(pool->free_slots(), 8) << "worker " << w << ": slots not given back";
