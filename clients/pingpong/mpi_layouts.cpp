@@ -42,7 +42,7 @@ struct Options : CommonOptions {
     bool contig = false;  // -c: the contiguous buffer only
     bool coll = false;    // -x coll: MPI_Bcast and MPI_Allgather
     int window = 32;      // -w: messages (or puts) in flight
-    int64_t budget = 0;   // -B: MiB a layout's timed loop moves at most (0: -n iterations each)
+    int64_t max_mib = 0;  // -B: MiB a layout's timed loop moves at most (0: -n iterations each)
 };
 
 std::string usage() {
@@ -110,8 +110,8 @@ std::string parse(int argc, char **argv, Options *o) {
             continue;
         }
         if (c == 'B') {
-            o->budget = std::atoll(optarg);
-            if (o->budget < 0) return "-B takes MiB >= 0";
+            o->max_mib = std::atoll(optarg);
+            if (o->max_mib < 0) return "-B takes MiB >= 0";
             continue;
         }
         if (c == 'w') {
@@ -144,9 +144,9 @@ public:
     long size_for(int64_t packed) {
         iters_ = o_.iters;
         warmup_ = o_.warmup;
-        if (o_.budget > 0 && packed > 0) {
+        if (o_.max_mib > 0 && packed > 0) {
             const double per_iter = double(packed) * double(o_.window);
-            iters_ = std::max(5L, std::min<long>(o_.iters, long(double(o_.budget) * double(1 << 20) / per_iter)));
+            iters_ = std::max(5L, std::min<long>(o_.iters, long(double(o_.max_mib) * double(1 << 20) / per_iter)));
             warmup_ = std::min<long>(o_.warmup, std::max(1L, iters_ / 5));
         }
         return iters_;
