@@ -2,6 +2,7 @@
 
 #include "base/error.hpp"
 #include "ucp_dt/api_util.hpp"
+#include "ucp_dt/handle_table.hpp"
 #include "ucp_pack/transfer.hpp"
 
 #include <iterator>
@@ -173,13 +174,28 @@ void Worker::release(Request *r) {
     else ::operator delete(r);
 }
 
+ucxdt_status_t Worker::resolve_type(ucxdt_type_t handle, int64_t count, TypePtr *type, PlanPtr *plan) {
+    const uint64_t erased = handles::erasures();  // before the lookup: an erase after it misses next time
+    TypeUse &u = type_uses[(reinterpret_cast<uintptr_t>(handle) ^ static_cast<uint64_t>(count)) % type_uses.size()];
+    if (u.handle == handle && u.count == count && u.erasures == erased && u.type) {
+        *type = u.type;
+        *plan = u.plan;
+        return UCXDT_OK;
+    }
+    std::shared_ptr<Type> t;
+    if (ucxdt_status_t st = resolve(handle, "type", &t)) return st;
+    if (ucxdt_status_t st = require_committed(*t, "type")) return st;
+    if (ucxdt_status_t st = get_plan(*t, count, plan)) return st;
+    *type = std::move(t);
+    u = TypeUse{handle, count, erased, *type, *plan};
+    return UCXDT_OK;
+}
+
 ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t type) {
     if (count < 0) return fail(UCXDT_ERR_INVALID_PARAM, "count must be >= 0");
-    std::shared_ptr<Type> t;
-    if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
-    if (ucxdt_status_t st = require_committed(*t, "type")) return st;
+    TypePtr t;
     PlanPtr plan;
-    if (ucxdt_status_t st = get_plan(*t, count, &plan)) return st;
+    if (ucxdt_status_t st = r->worker->resolve_type(type, count, &t, &plan)) return st;
     prepare_resolved(r, buffer, count, std::move(t), std::move(plan));
     return UCXDT_OK;
 }
