@@ -216,6 +216,15 @@ void prepare_resolved(Request *r, void *buffer, int64_t count, TypePtr type, Pla
     r->contig = r->dense && r->gpu < 0;
 }
 
+bool Worker::recv_ended(Request *r, ucs_status_t us) {
+    if (r->status != UCXDT_INPROGRESS) return true;  // ended meanwhile (destroyed, peer failure)
+    if (us == UCS_OK) return false;
+    if (us == UCS_ERR_CANCELED) complete(r, r->cancel_status);
+    else if (us == UCS_ERR_MESSAGE_TRUNCATED) complete(r, UCXDT_ERR_TRUNCATED);
+    else complete(r, ucx_error("ucp_tag_recv_nbx", us));
+    return true;
+}
+
 ucxdt_status_ptr_t error_ptr(ucxdt_status_t st) {
     return reinterpret_cast<ucxdt_status_ptr_t>(static_cast<intptr_t>(st));
 }
@@ -382,13 +391,7 @@ unsigned Worker::progress() {
                 else if (e.req->hdr.kind == TagKind::eager) complete(e.req, UCXDT_OK);
                 break;
             case Event::tag_recv_done:
-                if (e.req->status != UCXDT_INPROGRESS) {}  // destroyed meanwhile
-                else if (e.status == UCS_ERR_CANCELED) complete(e.req, e.req->cancel_status);
-                else if (e.status == UCS_ERR_MESSAGE_TRUNCATED) complete(e.req, UCXDT_ERR_TRUNCATED);
-                else if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_recv_nbx", e.status));
-                else if (e.req->plain) recv_plain_done(e.req, e.length);
-                else if (!recv_matched(e.req, e))
-                    waiting.push_back(e.req);
+                if (!recv_ended(e.req, e.status) && !recv_matched(e.req, e)) waiting.push_back(e.req);
                 // UCP is done with it, and what the RTS carried is copied out; eager data the GPU
                 // unpacks is freed when that is done.
                 if (!e.req->wire_busy) wire_free(e.req);

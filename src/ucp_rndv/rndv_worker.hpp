@@ -616,6 +616,9 @@ struct Worker {
     ucxdt_status_t post_recv(Request *r, ucp_tag_message_h handle);
     /// A plain message landed in r's buffer (`length` bytes): r completes.
     void recv_plain_done(Request *r, size_t length);
+    /// UCP's receive for r ended with `us`: true when that ends r (an error, or r had ended
+    /// already), false when r goes on with what it received.
+    bool recv_ended(Request *r, ucs_status_t us);
     /// Gives UCP back a message that nothing receives (received into no buffer, truncated).
     void drop_message(ucp_tag_message_h handle);
     /// Hands each arrived, claimed message to its receive (recv_matched), in progress.
