@@ -1,5 +1,6 @@
 #include "ucp_dt/handle_table.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <shared_mutex>
 #include <vector>
@@ -7,6 +8,10 @@
 namespace ucxdt::handles {
 
 namespace {
+
+// erasures(): at namespace scope, constant-initialized, so that reading it takes no guard of
+// table()'s static.
+std::atomic<uint64_t> g_erasures{0};
 
 struct Slot {
     std::shared_ptr<Type> type;
@@ -60,6 +65,7 @@ public:
         dead = std::move(slots_[slot].type);
         if (++slots_[slot].generation == 0) slots_[slot].generation = 1;
         free_.push_back(slot);
+        g_erasures.fetch_add(1, std::memory_order_release);
         return true;
     }
 
@@ -89,6 +95,7 @@ Table &table() {
 ucxdt_type_t insert(std::shared_ptr<Type> t) { return table().insert(std::move(t)); }
 std::shared_ptr<Type> lookup(ucxdt_type_t h) { return table().lookup(h); }
 bool erase(ucxdt_type_t h) { return table().erase(h); }
+uint64_t erasures() { return g_erasures.load(std::memory_order_acquire); }
 
 ucxdt_type_t predefined(ucxdt_primitive_t p) {
     if (p < 0 || p >= UCXDT_PRIMITIVE_LAST) return UCXDT_TYPE_NULL;

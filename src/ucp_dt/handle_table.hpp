@@ -20,6 +20,10 @@ std::shared_ptr<Type> lookup(ucxdt_type_t h);
 /// Releases a live, not predefined handle; false otherwise.
 bool erase(ucxdt_type_t h);
 
+/// How many handles erase() has released so far: a lookup cached while this stays the same
+/// still names a live handle.
+uint64_t erasures();
+
 /// The predefined handle of a primitive, or UCXDT_TYPE_NULL.
 ucxdt_type_t predefined(ucxdt_primitive_t p);
 

@@ -75,15 +75,13 @@ constexpr int64_t kPlainFirstBytes = 8192;  // UCX's shared-memory eager limit i
 // Where it looked the type and its plan up and left the send to the request path, *t and *plan
 // hold them for prepare_resolved; else they stay empty.
 bool send_plain_first(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag,
-                      const ucxdt_request_param_t *param, ucs_status_ptr_t *sent, std::shared_ptr<Type> *t,
-                      PlanPtr *plan) {
+                      const ucxdt_request_param_t *param, ucs_status_ptr_t *sent, TypePtr *t, PlanPtr *plan) {
     Worker *w = ep->worker;
     if (!w->cfg.plain_bit || !ep->unsent.empty() || (tag & w->cfg.plain_bit) || count < 0 || w->timeline) return false;
     if (param && (param->field_mask & UCXDT_REQUEST_PARAM_FIELD_FLAGS) && (param->flags & ~UCXDT_SEND_FLAG_PACKED))
         return false;
     try {
-        if (resolve(type, "type", t) || require_committed(**t, "type") || get_plan(**t, count, plan))
-            return t->reset(), plan->reset(), clear_error(), false;  // prepare reports it
+        if (w->resolve_type(type, count, t, plan)) return clear_error(), false;  // prepare reports it
         if ((*plan)->cls != UCXDT_PLAN_CONTIGUOUS || (*plan)->packed_size > kPlainFirstBytes ||
             layout_gpu(**plan, buffer) >= 0)
             return false;
@@ -397,7 +395,7 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
     Worker *w = ep->worker;
     WorkerLock lock(w);
     ucs_status_ptr_t sent = nullptr;
-    std::shared_ptr<Type> resolved_type;
+    TypePtr resolved_type;
     PlanPtr resolved_plan;
     if (send_plain_first(ep, buffer, count, type, tag, param, &sent, &resolved_type, &resolved_plan)) {
         if (sent == nullptr) return nullptr;

@@ -2,6 +2,7 @@
 
 #include "base/error.hpp"
 #include "ucp_dt/api_util.hpp"
+#include "ucp_dt/handle_table.hpp"
 #include "ucp_pack/transfer.hpp"
 
 #include <iterator>
@@ -173,13 +174,28 @@ void Worker::release(Request *r) {
     else ::operator delete(r);
 }
 
+ucxdt_status_t Worker::resolve_type(ucxdt_type_t handle, int64_t count, TypePtr *type, PlanPtr *plan) {
+    const uint64_t erased = handles::erasures();  // before the lookup: an erase after it misses next time
+    TypeUse &u = type_uses[(reinterpret_cast<uintptr_t>(handle) ^ static_cast<uint64_t>(count)) % type_uses.size()];
+    if (u.handle == handle && u.count == count && u.erasures == erased && u.type) {
+        *type = u.type;
+        *plan = u.plan;
+        return UCXDT_OK;
+    }
+    std::shared_ptr<Type> t;
+    if (ucxdt_status_t st = resolve(handle, "type", &t)) return st;
+    if (ucxdt_status_t st = require_committed(*t, "type")) return st;
+    if (ucxdt_status_t st = get_plan(*t, count, plan)) return st;
+    *type = std::move(t);
+    u = TypeUse{handle, count, erased, *type, *plan};
+    return UCXDT_OK;
+}
+
 ucxdt_status_t prepare(Request *r, void *buffer, int64_t count, ucxdt_type_t type) {
     if (count < 0) return fail(UCXDT_ERR_INVALID_PARAM, "count must be >= 0");
-    std::shared_ptr<Type> t;
-    if (ucxdt_status_t st = resolve(type, "type", &t)) return st;
-    if (ucxdt_status_t st = require_committed(*t, "type")) return st;
+    TypePtr t;
     PlanPtr plan;
-    if (ucxdt_status_t st = get_plan(*t, count, &plan)) return st;
+    if (ucxdt_status_t st = r->worker->resolve_type(type, count, &t, &plan)) return st;
     prepare_resolved(r, buffer, count, std::move(t), std::move(plan));
     return UCXDT_OK;
 }
@@ -198,6 +214,15 @@ void prepare_resolved(Request *r, void *buffer, int64_t count, TypePtr type, Pla
     // H200s). GPU layouts take the CUDA IPC path on one node (rndv_ipc.cpp), else host staging:
     // the GPU packs into pinned host slots and unpacks from them (zero copy).
     r->contig = r->dense && r->gpu < 0;
+}
+
+bool Worker::recv_ended(Request *r, ucs_status_t us) {
+    if (r->status != UCXDT_INPROGRESS) return true;  // ended meanwhile (destroyed, peer failure)
+    if (us == UCS_OK) return false;
+    if (us == UCS_ERR_CANCELED) complete(r, r->cancel_status);
+    else if (us == UCS_ERR_MESSAGE_TRUNCATED) complete(r, UCXDT_ERR_TRUNCATED);
+    else complete(r, ucx_error("ucp_tag_recv_nbx", us));
+    return true;
 }
 
 ucxdt_status_ptr_t error_ptr(ucxdt_status_t st) {
@@ -366,13 +391,7 @@ unsigned Worker::progress() {
                 else if (e.req->hdr.kind == TagKind::eager) complete(e.req, UCXDT_OK);
                 break;
             case Event::tag_recv_done:
-                if (e.req->status != UCXDT_INPROGRESS) {}  // destroyed meanwhile
-                else if (e.status == UCS_ERR_CANCELED) complete(e.req, e.req->cancel_status);
-                else if (e.status == UCS_ERR_MESSAGE_TRUNCATED) complete(e.req, UCXDT_ERR_TRUNCATED);
-                else if (e.status != UCS_OK) complete(e.req, ucx_error("ucp_tag_recv_nbx", e.status));
-                else if (e.req->plain) recv_plain_done(e.req, e.length);
-                else if (!recv_matched(e.req, e))
-                    waiting.push_back(e.req);
+                if (!recv_ended(e.req, e.status) && !recv_matched(e.req, e)) waiting.push_back(e.req);
                 // UCP is done with it, and what the RTS carried is copied out; eager data the GPU
                 // unpacks is freed when that is done.
                 if (!e.req->wire_busy) wire_free(e.req);

@@ -20,6 +20,7 @@
 #include <ucxdt/ucxdt_ucp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <deque>
 #include <utility>
@@ -372,6 +373,21 @@ struct Worker {
     static constexpr size_t kSpareRequests = 256;
     ~Worker();
     uint64_t recvs_in_progress = 0;  // receives posted and not yet complete (strided_pull)
+    // The committed types and plans of recent requests by (handle, count), for prepare(): a hit
+    // takes neither the handle table's read lock nor the type's plan mutex (about 250
+    // instructions a message). An entry holds while no handle has been freed since it was made
+    // (handles::erasures), so that a freed handle still fails.
+    struct TypeUse {
+        ucxdt_type_t handle = nullptr;
+        int64_t count = -1;
+        uint64_t erasures = 0;
+        TypePtr type;
+        PlanPtr plan;
+    };
+    std::array<TypeUse, 8> type_uses;
+    /// The committed type behind `handle` and its plan of `count` (>= 0) elements. Errors:
+    /// UCXDT_ERR_INVALID_PARAM (invalid handle), UCXDT_ERR_NOT_COMMITTED, UCXDT_ERR_OVERFLOW.
+    ucxdt_status_t resolve_type(ucxdt_type_t handle, int64_t count, TypePtr *type, PlanPtr *plan);
     uint64_t node = 0;                                    // this node (ucx_reach.hpp)
     uint64_t process = 0;                                 // this process (ucx_reach.hpp)
     std::unordered_map<uint64_t, PeerInfo> peers;         // worker uuid -> how to reach it
@@ -605,6 +621,9 @@ struct Worker {
     ucxdt_status_t post_recv(Request *r, ucp_tag_message_h handle);
     /// A plain message landed in r's buffer (`length` bytes): r completes.
     void recv_plain_done(Request *r, size_t length);
+    /// UCP's receive for r ended with `us`: true when that ends r (an error, or r had ended
+    /// already), false when r goes on with what it received.
+    bool recv_ended(Request *r, ucs_status_t us);
     /// Gives UCP back a message that nothing receives (received into no buffer, truncated).
     void drop_message(ucp_tag_message_h handle);
     /// Hands each arrived, claimed message to its receive (recv_matched), in progress.
