@@ -253,6 +253,7 @@ void ucxdt_worker_destroy(ucxdt_worker_h worker) {
     for (auto &[device, g] : w->gpus) g->synchronize();
     w->extensions.clear();
     w->drop_probed();
+    w->host_packing.clear();  // sends about to be deleted
     std::vector<Request *> all;
     for (auto &[id, r] : w->requests) all.push_back(r);
     size_t orphans = 0;
