@@ -114,7 +114,7 @@
  *
  * Configuration (environment, read when a worker is created; parameters override it):
  *   UCXDT_EAGER_THRESHOLD  bytes packed into the tagged message (default 8192 for GPU layouts,
- *                          65536 for host layouts; when set, the value of both)
+ *                          131072 for host layouts; when set, the value of both)
  *   UCXDT_HOST_EAGER_THRESHOLD  the same for host layouts alone. Every posted receive accepts an
  *                          eager message up to the larger of the two; both sides should agree.
  *   UCXDT_FRAG_SIZE        bytes per rendezvous fragment (default 1 MiB); a host-staged
@@ -122,16 +122,16 @@
  *                          the smallest size that holds it (the fragment size halved, down to
  *                          16 KiB)
  *   UCXDT_HOST_FRAG_SIZE   the largest fragment of a host layout's staged message (default
- *                          256 KiB; rounded up to a staging slot's size, at most
+ *                          128 KiB; rounded up to a staging slot's size, at most
  *                          UCXDT_FRAG_SIZE): the CPU packs one fragment while the peer unpacks
  *                          the one before, where a whole 1 MiB fragment left one copy after the
- *                          other (docs/performance-log.md, run 45)
+ *                          other (docs/performance-log.md, runs 45 and 46)
  *   UCXDT_PIPELINE_DEPTH   fragments in flight per request (default 4)
  *   UCXDT_STAGING_SLOTS    host staging slots of UCXDT_FRAG_SIZE bytes per worker and role
  *                          (default 16), each split into smaller slots as messages need
  *   UCXDT_WIRE_POOL_SIZE   bytes of page-locked memory that the tagged messages of GPU
  *                          layouts may take per worker, for sends and for receives each
- *                          (default 8 MiB; at least UCXDT_STAGING_SLOTS messages either way)
+ *                          (default 16 MiB; at least UCXDT_STAGING_SLOTS messages either way)
  *   UCXDT_CUDA_IPC         y/n: the CUDA IPC path between GPU layouts of one node (default y;
  *                          off, whatever it says, in a UCP context without UCX's cuda_ipc)
  *   UCXDT_IPC_FRAG_SIZE    bytes of the largest IPC fragment (default 32 MiB); a message of P
