@@ -1,5 +1,7 @@
 #include "ucp_dt/plan.hpp"
 
+#include "ucp_dt/address_order.hpp"
+
 #include "base/checked.hpp"
 #include "base/error.hpp"
 
@@ -13,35 +15,6 @@ namespace {
 
 // Plans kept per type; MPI codes use a handful of counts per type.
 constexpr size_t kPlansPerType = 8;
-
-// Folds strided dims into the run and into each other where the memory is contiguous,
-// and drops dims of count 1.
-void fold_dims(std::vector<Plan::Dim> &dims, int64_t &block_len) {
-    std::vector<Plan::Dim> out;
-    for (const auto &d : dims)
-        if (d.count != 1) out.push_back(d);
-    bool changed = true;
-    while (changed && !out.empty()) {
-        changed = false;
-        if (out.back().stride == block_len) {
-            block_len *= out.back().count;
-            out.pop_back();
-            changed = true;
-            continue;
-        }
-        for (size_t k = 0; k + 1 < out.size(); ++k) {
-            int64_t inner_span;
-            if (checked_mul(out[k + 1].count, out[k + 1].stride, &inner_span) &&
-                out[k].stride == inner_span) {
-                out[k + 1].count *= out[k].count;
-                out.erase(out.begin() + static_cast<long>(k));
-                changed = true;
-                break;
-            }
-        }
-    }
-    dims = std::move(out);
-}
 
 // A run list with equal lengths at equal distances is one more strided dim.
 bool regular_runs(const std::vector<int64_t> &disp, const std::vector<int64_t> &len) {
@@ -64,6 +37,7 @@ uint64_t layout_hash(const Plan &p) {
         h = (z ^ (z >> 31)) * 0x100000001b3ull + (h << 7 | h >> 57);
     };
     mix(p.base);
+    mix(p.block_len);
     mix(static_cast<int64_t>(p.dims.size()));
     for (const Plan::Dim &d : p.dims) mix(d.count), mix(d.stride);
     mix(static_cast<int64_t>(p.disp.size()));
@@ -123,6 +97,7 @@ ucxdt_status_t lower_plan(NodePtr node, Plan &p) {
         p.cls = p.dims.empty() ? UCXDT_PLAN_CONTIGUOUS : UCXDT_PLAN_STRIDED;
         p.unit_size = p.block_len;
         p.num_blocks = 1;
+        if (p.cls == UCXDT_PLAN_STRIDED) p.layout_hash = layout_hash(p);
     } else {
         p.cls = UCXDT_PLAN_BLOCK_LIST;
         p.unit_node = node;

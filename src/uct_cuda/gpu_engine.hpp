@@ -45,17 +45,20 @@ bool strided_pair(const Plan &from, const Plan &to);
 /// of (to_buf, to), without a packed stream in between: the same bytes as packing `from` and
 /// unpacking into `to`. Requires strided_pair(from, to) (else UCXDT_ERR_INVALID_PARAM). Both
 /// buffers must be accessible from `device`, which must be current; `peer`: `to_buf` is another
-/// GPU's memory. Without `batch`, one 2-D copy where both plans have one level and the method
-/// model picks the copy engine, else the strided kernel; with `batch`, always the kernel, into
-/// the batch (as transfer_async). Writes only the bytes of `to`'s runs.
+/// GPU's memory. Two plans of the same shape (same_shape) are copied in address order
+/// (address_ordered), and as one cudaMemcpyAsync on `stream` where that order is one run, with
+/// or without `batch`. Otherwise without `batch`, one 2-D copy where both plans have one level
+/// and the method model picks the copy engine, else the strided kernel; with `batch`, always the
+/// kernel, into the batch (as transfer_async). Writes only the bytes of `to`'s runs.
 ucxdt_status_t copy_layouts_async(const Plan &from, char *from_buf, const Plan &to, char *to_buf, int device,
                                   cudaStream_t stream, bool peer, LaunchBatch *batch = nullptr);
 
 /// Enqueues on `stream` the copy of every byte of (from_buf, p) to the same displacement from
 /// `to_buf`: the same bytes as packing from `from_buf` and unpacking into `to_buf`, without a
-/// packed stream in between. For BLOCK_LIST plans (UCXDT_ERR_INVALID_PARAM otherwise): the work-
-/// unit kernel (into `batch` when given, as transfer_async) or the point kernel, with the second
-/// buffer in place of the packed one. Both buffers must be accessible from `device`, which must
+/// packed stream in between. BLOCK_LIST plans: the work-unit kernel (into `batch` when given, as
+/// transfer_async) or the point kernel, with the second buffer in place of the packed one;
+/// STRIDED plans: copy_layouts_async of p into itself, in address order; others
+/// UCXDT_ERR_INVALID_PARAM. Both buffers must be accessible from `device`, which must
 /// be current. Writes only bytes of p's type map.
 ucxdt_status_t copy_same_layout_async(const Plan &p, char *from_buf, char *to_buf, int device,
                                       cudaStream_t stream, LaunchBatch *batch = nullptr);
