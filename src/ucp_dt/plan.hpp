@@ -37,8 +37,9 @@ struct Plan {
     int64_t num_blocks = 0;   // runs in the whole plan
     int64_t data_lo = 0, data_hi = 0;  // bytes [data_lo, data_hi) from the buffer pointer hold
                                        // every byte of the type map (true lb and ub of count)
-    uint64_t layout_hash = 0;  // BLOCK_LIST: hash of base, dims and the unit list; two plans
-                               // of equal hash and packed size move the same byte addresses
+    uint64_t layout_hash = 0;  // BLOCK_LIST, STRIDED: hash of base, run length, dims and the unit
+                               // list; two plans of equal hash and packed size move the same
+                               // byte addresses
 };
 
 /// Byte displacement of the plan's first packed byte: a byte of the type map, unlike `base`

@@ -30,6 +30,7 @@
 
 #include "base/address.hpp"
 #include "base/error.hpp"
+#include "ucp_dt/address_order.hpp"
 #include "ucp_rndv/frag_model.hpp"
 #include "kernels/pack_kernels.hpp"
 #include "ucp_pack/transfer.hpp"
@@ -56,6 +57,20 @@ bool shape_fits(const Plan &p) {
 // The sender offers its runs to be copied one by one across the link (a pull, or the sender's
 // copy into the receiver's layout) only where that beats the fragment pipeline.
 bool offers_runs(const Plan &p) { return shape_fits(p) && cuda::runs_cross_peer_link(p); }
+
+// Whether a send's RTS offers its layout to a receive of the same layout, which then has each
+// byte copied to its own displacement (layout_hash): a block list; a strided layout too short-
+// run to cross the link run by run (offers_runs) but whose runs in address order would (a
+// transpose's columns, FFT's scatter: one copy of the whole span), when the sender writes it
+// (above the pull size), so that smaller ones keep eager and their receivers of other layouts
+// keep their path.
+bool offers_same_layout(const Plan &p, int64_t packed, int64_t pull_limit) {
+    if (p.layout_hash == 0) return false;
+    if (p.cls == UCXDT_PLAN_BLOCK_LIST) return true;
+    Plan ordered;
+    return p.cls == UCXDT_PLAN_STRIDED && packed > pull_limit && !offers_runs(p) && address_ordered(p, &ordered) &&
+           cuda::runs_cross_peer_link(ordered);
+}
 
 // The receiver's layout that an RTR's shape describes, with its first run at displacement 0;
 // false when the shape is malformed (its runs and bytes do not multiply out).
@@ -185,7 +200,7 @@ bool Worker::send_start_ipc(Request *r) {
         ref = r->dev->ref();
         h.frag = ipc_frag(r);
         h.run_len = cfg.ipc_strided && offers_runs(*r->plan) ? r->plan->block_len : 0;
-        h.layout_hash = cfg.ipc_same_layout && r->plan->cls == UCXDT_PLAN_BLOCK_LIST ? r->plan->layout_hash : 0;
+        h.layout_hash = cfg.ipc_same_layout && offers_same_layout(*r->plan, r->packed, cfg.ipc_pull) ? r->plan->layout_hash : 0;
     }
     // A small strided message offers the receiver its runs to copy itself (pull), and a small
     // block list its data to a receive of the same block list: one round trip (RTS, ATS) where
@@ -259,7 +274,7 @@ void Worker::send_on_rtr(const Event &e) {
     if (h.direct == 3) {
         // The receiver's layout is ours: each byte to its own displacement from the receive
         // buffer, whose byte at displacement h.offset (its lowest of data) the mapping starts at.
-        if (r->plan->cls != UCXDT_PLAN_BLOCK_LIST || r->hdr.layout_hash == 0)
+        if (r->hdr.layout_hash == 0)
             return send_fail(r, fail(UCXDT_ERR_UCX, "an RTR for a same-layout copy that the send did not offer"));
         const auto lowest = static_cast<int64_t>(h.offset);  // a displacement: may be negative
         int64_t lo = 0, hi = 0;
@@ -437,11 +452,12 @@ bool Worker::same_layout_pull(Request *r, const PeerInfo &p) {
 }
 
 bool Worker::same_layout_offer(Request *r, AmHeader *rtr) {
-    // A block list into the same block list (application layouts such as T and WRF's structs of
-    // subarrays, sent and received alike): one kernel, where pack and unpack take two and
-    // stage every byte in between.
+    // A layout into the same layout (application layouts such as T and WRF's structs of
+    // subarrays, sent and received alike; a transpose's columns): one kernel or copy, where pack
+    // and unpack take two and stage every byte in between.
     const Plan &p = *r->plan;
-    if (!cfg.ipc_same_layout || r->gpu < 0 || p.cls != UCXDT_PLAN_BLOCK_LIST || r->hdr.layout_hash == 0 ||
+    if (!cfg.ipc_same_layout || r->gpu < 0 || (p.cls != UCXDT_PLAN_BLOCK_LIST && p.cls != UCXDT_PLAN_STRIDED) ||
+        r->hdr.layout_hash == 0 ||
         r->hdr.layout_hash != p.layout_hash || p.packed_size != r->hdr.packed)
         return false;
     if (!export_covering(at(r->buffer, p.data_lo), 0, p.data_hi - p.data_lo, &rtr->ref)) return false;

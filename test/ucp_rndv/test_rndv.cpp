@@ -1256,6 +1256,39 @@ TEST(RndvGpu, SameBlockListByteForByte) {
     }
 }
 
+// A strided layout received in the same layout, with runs too short to cross the link one by
+// one (8 and 16 bytes), above the pull size: the sender copies each byte to its own
+// displacement in address order, where the transpose's and FFT's scatter are one copy of the
+// whole span and columns of gapped rows a run per row; no staging on the receiver. The same
+// send into a contiguous receive goes as before.
+TEST(RndvGpu, SameStridedLayoutInAddressOrder) {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
+    L::Layout fft;
+    std::string err;
+    ASSERT_TRUE(L::resolve_layout("fft2_scatter:N=512", &fft, &err)) << err;
+    const auto transpose = L::hvector(512, 1, 8, L::vector(512, 1, 512, dbl));  // 2 MiB
+    const std::pair<L::TypeDescPtr, int64_t> same[] = {
+        {transpose, 1},
+        {fft.type, fft.count},
+        {L::hvector(256, 1, 8, L::vector(1024, 1, 300, dbl)), 1},  // 2 KiB of each 2,400 B row
+    };
+    for (const char *on : {"y", "n"}) {
+        ScopedEnv env{{"UCXDT_IPC_SAME_LAYOUT_COPY", on}, {"UCXDT_CUDA_IPC", "y"}};
+        Pair p{Config{}};
+        ASSERT_EQ(p.error, "");
+        for (int i = 0; i < 200; ++i) p.progress();
+        for (size_t i = 0; i < std::size(same); ++i)
+            EXPECT_EQ(run_case(p, same[i].first, same[i].first, same[i].second, 0x5c0 + i, i % 2 == 1, Mem::cuda,
+                               Mem::cuda),
+                      "")
+                << short_desc(*same[i].first) << ", UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+        EXPECT_EQ(run_case(p, transpose, L::contiguous(512 * 512, dbl), 1, 0x5c8, false, Mem::cuda, Mem::cuda), "")
+            << "the transpose into contiguous, UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+        EXPECT_EQ(ipc_staged(p.w[1]), std::string(on) == "n")
+            << "the receiver's device staging, UCXDT_IPC_SAME_LAYOUT_COPY=" << on;
+    }
+}
+
 // A sender on GPU 0 and a receiver on GPU 1 of one process: transfers cross the link, so
 // strided layouts take the 2-D copy engine into or out of the other GPU's memory and the others
 // kernels that reach across. Messages of about 9 MB, one fragment each.
