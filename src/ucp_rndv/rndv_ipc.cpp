@@ -56,7 +56,8 @@ bool shape_fits(const Plan &p) {
 
 // The sender offers its runs to be copied one by one across the link (a pull, or the sender's
 // copy into the receiver's layout) only where that beats the fragment pipeline.
-bool offers_runs(const Plan &p) { return shape_fits(p) && cuda::runs_cross_peer_link(p); }
+// `alone`: no other GPU work of the worker is in flight (runs_cross_peer_link).
+bool offers_runs(const Plan &p, bool alone = false) { return shape_fits(p) && cuda::runs_cross_peer_link(p, alone); }
 
 // Whether a send's RTS offers its layout to a receive of the same layout, which then has each
 // byte copied to its own displacement (layout_hash): a block list; a strided layout too short-
@@ -64,11 +65,11 @@ bool offers_runs(const Plan &p) { return shape_fits(p) && cuda::runs_cross_peer_
 // transpose's columns, FFT's scatter: one copy of the whole span), when the sender writes it
 // (above the pull size), so that smaller ones keep eager and their receivers of other layouts
 // keep their path.
-bool offers_same_layout(const Plan &p, int64_t packed, int64_t pull_limit) {
+bool offers_same_layout(const Plan &p, int64_t packed, int64_t pull_limit, bool alone) {
     if (p.layout_hash == 0) return false;
     if (p.cls == UCXDT_PLAN_BLOCK_LIST) return true;
     Plan ordered;
-    return p.cls == UCXDT_PLAN_STRIDED && packed > pull_limit && !offers_runs(p) && address_ordered(p, &ordered) &&
+    return p.cls == UCXDT_PLAN_STRIDED && packed > pull_limit && !offers_runs(p, alone) && address_ordered(p, &ordered) &&
            cuda::runs_cross_peer_link(ordered);
 }
 
@@ -199,8 +200,13 @@ bool Worker::send_start_ipc(Request *r) {
         if (gpu(r) || r->dev->allocate()) return clear_error(), false;
         ref = r->dev->ref();
         h.frag = ipc_frag(r);
-        h.run_len = cfg.ipc_strided && offers_runs(*r->plan) ? r->plan->block_len : 0;
-        h.layout_hash = cfg.ipc_same_layout && offers_same_layout(*r->plan, r->packed, cfg.ipc_pull) ? r->plan->layout_hash : 0;
+        // The only send in progress, with no GPU work of this worker outstanding: the pipeline's
+        // two kernels and their launches would run one after the other, so runs that a window
+        // packs cross the link one by one. The first message of a window is alone too.
+        const bool alone = sends_in_progress == 1 && gpu_ops.empty() && launching.empty();
+        h.run_len = cfg.ipc_strided && offers_runs(*r->plan, alone) ? r->plan->block_len : 0;
+        h.layout_hash = cfg.ipc_same_layout && offers_same_layout(*r->plan, r->packed, cfg.ipc_pull, alone)
+                            ? r->plan->layout_hash : 0;
     }
     // A small strided message offers the receiver its runs to copy itself (pull), and a small
     // block list its data to a receive of the same block list: one round trip (RTS, ATS) where

@@ -94,7 +94,7 @@ Request *Worker::new_request(bool is_send, const ucxdt_request_param_t *param) {
     } else {
         requests.emplace(r->id, r);
     }
-    if (!is_send) ++recvs_in_progress;
+    ++(is_send ? sends_in_progress : recvs_in_progress);
     mark(r, "posted");
     return r;
 }
@@ -119,7 +119,7 @@ void Worker::complete(Request *r, ucxdt_status_t status) {
         else clear_error();  // then UCP packs zeros after the header: the layout is not read
     }
     r->status = status;
-    if (!r->is_send) --recvs_in_progress;
+    --(r->is_send ? sends_in_progress : recvs_in_progress);
     mark(r, "complete");
     if (r->memh) ucp_mem_unmap(ucp_context, r->memh), r->memh = nullptr;
     if (r->rkey) ucp_rkey_destroy(r->rkey), r->rkey = nullptr;

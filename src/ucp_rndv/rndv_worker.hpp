@@ -373,6 +373,7 @@ struct Worker {
     static constexpr size_t kSpareRequests = 256;
     ~Worker();
     uint64_t recvs_in_progress = 0;  // receives posted and not yet complete (strided_pull)
+    uint64_t sends_in_progress = 0;  // sends posted and not yet complete (send_start_ipc)
     // The committed types and plans of recent requests by (handle, count), for prepare(): a hit
     // takes neither the handle table's read lock nor the type's plan mutex (about 250
     // instructions a message). An entry holds while no handle has been freed since it was made

@@ -798,22 +798,26 @@ TEST(RndvGpu, StridedIntoStridedRunByRun) {
 }
 
 // Strided messages of very many short runs go through the receiver's device slots (pack, one
-// copy, unpack) instead of run by run across the link, even below UCXDT_IPC_PULL_SIZE; the same
-// runs in a smaller message are still pulled. Only the receive layouts' bytes change.
+// copy, unpack) instead of run by run across the link, even below UCXDT_IPC_PULL_SIZE; fewer
+// runs, or runs that share the link's 32-byte sectors, of a message sent alone (the pipeline's
+// two kernels would run one after the other) are pulled. Only the receive layouts' bytes change.
 TEST(RndvGpu, ManyShortRunsTakeThePipeline) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
-    const auto many = L::vector(65536, 1, 2, dbl), into = L::vector(65536, 1, 3, dbl);  // 512 KiB of 8 B runs
+    const auto many = L::vector(524288, 1, 8, dbl), into = L::vector(524288, 1, 9, dbl);  // 4 MiB of 8 B runs
+    const auto paired = L::vector(65536, 1, 2, dbl), paired_into = L::vector(65536, 1, 3, dbl);  // 2 a sector
     const auto few = L::vector(2048, 1, 2, dbl), few_into = L::vector(2048, 1, 3, dbl);
     ScopedEnv env{{"UCXDT_IPC_STRIDED_COPY", "y"}, {"UCXDT_IPC_PULL_SIZE", "1073741824"}, {"UCXDT_CUDA_IPC", "y"}};
     Pair p{Config{1024, 16384, 2, 8}};
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
     EXPECT_EQ(run_case(p, many, into, 1, 0x5c0, false, Mem::cuda, Mem::cuda), "");
-    EXPECT_EQ(run_case(p, many, L::contiguous(65536, dbl), 1, 0x5c1, false, Mem::cuda, Mem::cuda), "");
-    EXPECT_EQ(internals(p.w[1]).ipc_pulls, 0u) << "receives that pulled 65,536 runs";
+    EXPECT_EQ(run_case(p, many, L::contiguous(524288, dbl), 1, 0x5c1, false, Mem::cuda, Mem::cuda), "");
+    EXPECT_EQ(internals(p.w[1]).ipc_pulls, 0u) << "receives that pulled 524,288 runs";
     EXPECT_TRUE(ipc_staged(p.w[1])) << "the receiver's device slots";
-    EXPECT_EQ(run_case(p, few, few_into, 1, 0x5c2, false, Mem::cuda, Mem::cuda), "");
-    EXPECT_EQ(internals(p.w[1]).ipc_pulls, 1u) << "receives that pulled 2,048 runs";
+    EXPECT_EQ(run_case(p, paired, paired_into, 1, 0x5c2, false, Mem::cuda, Mem::cuda), "");
+    EXPECT_EQ(internals(p.w[1]).ipc_pulls, 1u) << "receives that pulled 65,536 runs of 8 B, 16 B apart";
+    EXPECT_EQ(run_case(p, few, few_into, 1, 0x5c3, false, Mem::cuda, Mem::cuda), "");
+    EXPECT_EQ(internals(p.w[1]).ipc_pulls, 2u) << "receives that pulled 2,048 runs";
 }
 
 // Below the eager threshold, a GPU message that an IPC peer could pull takes the rendezvous and
@@ -998,9 +1002,9 @@ TEST(RndvGpu, HostStagedWindowsShareALaunch) {
 }
 
 // A window of large messages of many short runs over CUDA IPC, through the device slots (too
-// many runs to pull): the senders' packs and the receivers' unpacks of transposed pairs (8- and
-// 16-byte elements) and of dense short runs share launches and events with one another, and all
-// arrive whole.
+// many runs to pull in a window): the senders' packs and the receivers' unpacks of transposed
+// pairs (8- and 16-byte elements) and of dense short runs share launches and events with one
+// another, and all arrive whole. The first send, alone when it was posted, is pulled.
 TEST(RndvGpu, SlotWindowsShareALaunch) {
     if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA IPC path is untested here";
     const auto i32 = L::named(UCXDT_INT32), z = L::named(UCXDT_DOUBLE_COMPLEX);
@@ -1020,7 +1024,7 @@ TEST(RndvGpu, SlotWindowsShareALaunch) {
     ASSERT_EQ(p.error, "");
     for (int i = 0; i < 200; ++i) p.progress();
     ASSERT_NO_FATAL_FAILURE(window_of_kinds(p, kinds, n, "slots"));
-    EXPECT_EQ(internals(p.w[1]).ipc_pulls, 0u) << "receives that pulled";
+    EXPECT_EQ(internals(p.w[1]).ipc_pulls, 1u) << "receives that pulled: the first message alone";
     EXPECT_TRUE(ipc_staged(p.w[1])) << "the receiver's device slots";
     expect_shared_events(internals(p.w[0]), "8", "sender");
     expect_shared_events(internals(p.w[1]), "8", "receiver");
