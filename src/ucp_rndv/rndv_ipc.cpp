@@ -56,7 +56,8 @@ bool shape_fits(const Plan &p) {
 
 // The sender offers its runs to be copied one by one across the link (a pull, or the sender's
 // copy into the receiver's layout) only where that beats the fragment pipeline.
-// `alone`: no other GPU work of the worker is in flight (runs_cross_peer_link).
+// `alone`: the only send in progress, with no GPU work of the worker in flight
+// (runs_cross_peer_link).
 bool offers_runs(const Plan &p, bool alone = false) { return shape_fits(p) && cuda::runs_cross_peer_link(p, alone); }
 
 // Whether a send's RTS offers its layout to a receive of the same layout, which then has each
