@@ -66,11 +66,12 @@ bool offers_runs(const Plan &p, bool alone = false) { return shape_fits(p) && cu
 // transpose's columns, FFT's scatter: one copy of the whole span), when the sender writes it
 // (above the pull size), so that smaller ones keep eager and their receivers of other layouts
 // keep their path.
-bool offers_same_layout(const Plan &p, int64_t packed, int64_t pull_limit, bool alone) {
+// `runs`: offers_runs' answer for this send.
+bool offers_same_layout(const Plan &p, int64_t packed, int64_t pull_limit, bool runs) {
     if (p.layout_hash == 0) return false;
     if (p.cls == UCXDT_PLAN_BLOCK_LIST) return true;
     Plan ordered;
-    return p.cls == UCXDT_PLAN_STRIDED && packed > pull_limit && !offers_runs(p, alone) && address_ordered(p, &ordered) &&
+    return p.cls == UCXDT_PLAN_STRIDED && packed > pull_limit && !runs && address_ordered(p, &ordered) &&
            cuda::runs_cross_peer_link(ordered);
 }
 
@@ -205,8 +206,9 @@ bool Worker::send_start_ipc(Request *r) {
         // two kernels and their launches would run one after the other, so runs that a window
         // packs cross the link one by one. The first message of a window is alone too.
         const bool alone = sends_in_progress == 1 && gpu_ops.empty() && launching.empty();
-        h.run_len = cfg.ipc_strided && offers_runs(*r->plan, alone) ? r->plan->block_len : 0;
-        h.layout_hash = cfg.ipc_same_layout && offers_same_layout(*r->plan, r->packed, cfg.ipc_pull, alone)
+        const bool runs = offers_runs(*r->plan, alone);
+        h.run_len = cfg.ipc_strided && runs ? r->plan->block_len : 0;
+        h.layout_hash = cfg.ipc_same_layout && offers_same_layout(*r->plan, r->packed, cfg.ipc_pull, runs)
                             ? r->plan->layout_hash : 0;
     }
     // A small strided message offers the receiver its runs to copy itself (pull), and a small

@@ -4,9 +4,10 @@
 
 #include "ucp_dt/plan.hpp"
 
+#include <ucxdt/ucxdt_cuda.h>
+
 #include <algorithm>
 #include <cstdlib>
-#include <ucxdt/ucxdt_cuda.h>
 
 namespace ucxdt::cuda {
 
