@@ -81,16 +81,21 @@ bool send_plain_first(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t ty
     if (param && (param->field_mask & UCXDT_REQUEST_PARAM_FIELD_FLAGS) && (param->flags & ~UCXDT_SEND_FLAG_PACKED))
         return false;
     try {
-        if (w->resolve_type(type, count, t, plan)) return clear_error(), false;  // prepare reports it
-        if ((*plan)->cls != UCXDT_PLAN_CONTIGUOUS || (*plan)->packed_size > kPlainFirstBytes ||
-            layout_gpu(**plan, buffer) >= 0)
+        const Worker::TypeUse *u = nullptr;
+        if (w->type_use(type, count, &u)) return clear_error(), false;  // prepare reports it
+        const Plan &pl = *u->plan;
+        if (pl.cls != UCXDT_PLAN_CONTIGUOUS || pl.packed_size > kPlainFirstBytes || layout_gpu(pl, buffer) >= 0) {
+            *t = u->type, *plan = u->plan;
             return false;
+        }
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
         p.cb.send = plain_sent;
         p.user_data = w;
-        *sent = ucp_tag_send_nbx(ep->ucp_ep, at(const_cast<void *>(buffer), (*plan)->base),
-                                 static_cast<size_t>((*plan)->packed_size), tag | w->cfg.plain_bit, &p);
+        *sent = ucp_tag_send_nbx(ep->ucp_ep, at(const_cast<void *>(buffer), pl.base),
+                                 static_cast<size_t>(pl.packed_size), tag | w->cfg.plain_bit, &p);
+        // UCP keeps it: its request is made below, from the type and plan.
+        if (*sent != nullptr && !UCS_PTR_IS_ERR(*sent)) *t = u->type, *plan = u->plan;
         return true;
     } catch (...) {
         t->reset(), plan->reset();

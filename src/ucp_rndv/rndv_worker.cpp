@@ -67,15 +67,22 @@ ucxdt_status_t Worker::take_slots(Request *r, int want) {
 }
 
 Worker::~Worker() {
+    for (Request *r : spare_plain) delete r;
     for (void *m : spare_requests) ::operator delete(m);
 }
 
 Request *Worker::new_request(bool is_send, const ucxdt_request_param_t *param) {
     // The memory is ::operator new's either way, so that `delete r` stays right for a request
     // that outlives its worker (ucp_callback).
-    void *mem = spare_requests.empty() ? ::operator new(sizeof(Request)) : spare_requests.back();
-    if (!spare_requests.empty()) spare_requests.pop_back();
-    auto *r = new (mem) Request;
+    Request *r;
+    if (!spare_plain.empty()) {  // as new: see renew_plain_recv
+        r = spare_plain.back();
+        spare_plain.pop_back();
+    } else {
+        void *mem = spare_requests.empty() ? ::operator new(sizeof(Request)) : spare_requests.back();
+        if (!spare_requests.empty()) spare_requests.pop_back();
+        r = new (mem) Request;
+    }
     r->worker = this;
     r->is_send = is_send;
     r->id = next_id++;
@@ -163,31 +170,59 @@ int64_t Worker::retired_bytes(const cuda::DeviceStaging *dev) const {
     return n;
 }
 
+// A receive that took a plain message into its contiguous buffer and ended well (the plain
+// branch of receive_message, then plain_received) wrote only the fields below: setting them
+// back makes it new at a fraction of a destruction and a construction, which cost about 400
+// instructions a message (a request is about 1 KiB). Any other request is made anew.
+static bool renew_plain_recv(Request *r) {
+    if (r->is_send || !r->plain || r->status != UCXDT_OK || r->ext || r->wire.capacity() > 0 || r->wire_slot >= 0)
+        return false;
+    r->status = UCXDT_INPROGRESS;
+    r->user_freed = r->callback_due = r->peer_lost = false;
+    r->cancel_status = UCXDT_ERR_CANCELED;
+    r->param = ucxdt_request_param_t{};
+    r->buffer = nullptr;
+    r->count = 0;
+    r->type.reset();
+    r->plan.reset();
+    r->contig = r->plain = r->dense = false;
+    r->gpu = -1;
+    r->packed = 0;
+    r->tag = r->tag_mask = r->sender_tag = 0;
+    r->matched = r->ucp_done = false;
+    return true;
+}
+
 void Worker::release(Request *r) {
     r->user_freed = true;
     if (r->status == UCXDT_INPROGRESS || r->callback_due || r->ucp_ops > 0) return;
     wire_free(r);  // a message that never reached UCP
     if (auto node = requests.extract(r->id); node && spare_nodes.size() < kSpareRequests)
         spare_nodes.push_back(std::move(node));
+    if (spare_plain.size() < kSpareRequests && renew_plain_recv(r)) {
+        spare_plain.push_back(r);
+        return;
+    }
     r->~Request();
     if (spare_requests.size() < kSpareRequests) spare_requests.push_back(r);
     else ::operator delete(r);
 }
 
-ucxdt_status_t Worker::resolve_type(ucxdt_type_t handle, int64_t count, TypePtr *type, PlanPtr *plan) {
-    const uint64_t erased = handles::erasures();  // before the lookup: an erase after it misses next time
-    TypeUse &u = type_uses[(reinterpret_cast<uintptr_t>(handle) ^ static_cast<uint64_t>(count)) % type_uses.size()];
-    if (u.handle == handle && u.count == count && u.erasures == erased && u.type) {
-        *type = u.type;
-        *plan = u.plan;
-        return UCXDT_OK;
-    }
+ucxdt_status_t Worker::type_miss(ucxdt_type_t handle, int64_t count, uint64_t erased, TypeUse *u) {
     std::shared_ptr<Type> t;
+    PlanPtr plan;
     if (ucxdt_status_t st = resolve(handle, "type", &t)) return st;
     if (ucxdt_status_t st = require_committed(*t, "type")) return st;
-    if (ucxdt_status_t st = get_plan(*t, count, plan)) return st;
-    *type = std::move(t);
-    u = TypeUse{handle, count, erased, *type, *plan};
+    if (ucxdt_status_t st = get_plan(*t, count, &plan)) return st;
+    *u = TypeUse{handle, count, erased, std::move(t), std::move(plan)};
+    return UCXDT_OK;
+}
+
+ucxdt_status_t Worker::resolve_type(ucxdt_type_t handle, int64_t count, TypePtr *type, PlanPtr *plan) {
+    const TypeUse *u = nullptr;
+    if (ucxdt_status_t st = type_use(handle, count, &u)) return st;
+    *type = u->type;
+    *plan = u->plan;
     return UCXDT_OK;
 }
 

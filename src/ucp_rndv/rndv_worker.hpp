@@ -5,6 +5,7 @@
 
 #include "ucp_rndv/peer_staging.hpp"
 #include "base/bytes.hpp"
+#include "ucp_dt/handle_table.hpp"
 #include "ucp_dt/plan.hpp"
 #include "ucp_dt/signature.hpp"
 #include "ucp_dt/type.hpp"
@@ -370,6 +371,7 @@ struct Worker {
     // thread cache).
     std::vector<void *> spare_requests;
     std::vector<std::unordered_map<uint64_t, Request *>::node_type> spare_nodes;
+    std::vector<Request *> spare_plain;  // constructed and as new (renew_plain_recv)
     static constexpr size_t kSpareRequests = 256;
     ~Worker();
     uint64_t recvs_in_progress = 0;  // receives posted and not yet complete (strided_pull)
@@ -389,6 +391,17 @@ struct Worker {
     /// The committed type behind `handle` and its plan of `count` (>= 0) elements. Errors:
     /// UCXDT_ERR_INVALID_PARAM (invalid handle), UCXDT_ERR_NOT_COMMITTED, UCXDT_ERR_OVERFLOW.
     ucxdt_status_t resolve_type(ucxdt_type_t handle, int64_t count, TypePtr *type, PlanPtr *plan);
+    /// The same as the cache entry that holds them, valid until the next lookup: a caller that
+    /// only reads them pays no reference count (four atomic operations a message).
+    ucxdt_status_t type_use(ucxdt_type_t handle, int64_t count, const TypeUse **use) {
+        const uint64_t erased = handles::erasures();  // before the lookup: an erase after it misses next time
+        TypeUse &u = type_uses[(reinterpret_cast<uintptr_t>(handle) ^ static_cast<uint64_t>(count)) % type_uses.size()];
+        *use = &u;
+        if (u.handle == handle && u.count == count && u.erasures == erased && u.type) return UCXDT_OK;
+        return type_miss(handle, count, erased, &u);
+    }
+    /// Fills cache entry u from the handle table (type_use's miss).
+    ucxdt_status_t type_miss(ucxdt_type_t handle, int64_t count, uint64_t erased, TypeUse *u);
     uint64_t node = 0;                                    // this node (ucx_reach.hpp)
     uint64_t process = 0;                                 // this process (ucx_reach.hpp)
     std::unordered_map<uint64_t, PeerInfo> peers;         // worker uuid -> how to reach it
