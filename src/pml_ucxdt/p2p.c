@@ -28,8 +28,9 @@ static int post(pml_ucxdt_kind_t kind, const void *buf, size_t count, ompi_datat
     pml_ucxdt_request_t *r = make(kind, buf, count, dt, peer, tag, mode, comm, false);
     if (!r) return OMPI_ERR_OUT_OF_RESOURCE;
     const int rc = pml_ucxdt_request_post(r);
-    if (rc != OMPI_SUCCESS) {
+    if (rc != OMPI_SUCCESS || r->sent_at_once) {
         pml_ucxdt_request_release(r);
+        if (rc == OMPI_SUCCESS) *request = &ompi_request_empty;  /* complete, as MPI_Bsend's */
         return rc;
     }
     *request = &r->ompi;

@@ -156,6 +156,8 @@ typedef struct pml_ucxdt_request {
     void *ended_op;
     struct pml_ucxdt_request *next_finished;
     void *bsend_space;  /* a buffered send's packed copy in the attached buffer, returned at the end */
+    bool sent_at_once;  /* a nonpersistent send that ended in its post: the caller hands out
+                           ompi_request_empty instead, as pml ucx does its completed request */
     /* What a persistent request posts at each start. */
     void *buf;
     size_t count;

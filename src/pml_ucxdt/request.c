@@ -35,6 +35,7 @@ static void request_reset(pml_ucxdt_request_t *r) {
     r->ended_op = NULL;
     r->next_finished = NULL;
     r->bsend_space = NULL;
+    r->sent_at_once = false;
     r->dt = NULL;
     r->comm = NULL;
 }
@@ -216,6 +217,10 @@ static int begin(pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_param
 static int posted(pml_ucxdt_request_t *r, ucxdt_status_ptr_t op) {
     if (UCXDT_PTR_IS_ERR(op)) return pml_ucxdt_mpi_error(UCXDT_PTR_STATUS(op));
     if (op == NULL) {  /* r may be released here (a buffered send) */
+        if (r->kind == PML_UCXDT_SEND && !r->ompi.req_persistent && !r->bsend_space) {
+            r->sent_at_once = true;  /* completing and freeing r would cost more than the send */
+            return OMPI_SUCCESS;
+        }
         r->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
         request_finish(r);
         return OMPI_SUCCESS;
