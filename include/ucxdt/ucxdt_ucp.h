@@ -112,6 +112,14 @@
  * RTR, a fragment, the ATS) waits forever. Close such endpoints (ucp_ep_close_nbx) before
  * ucxdt_worker_destroy: UCP may call their handler until then.
  *
+ * Transports that cannot report a failure (CMA) are left out of peer-mode endpoints. To keep
+ * them, bind the ucxdt endpoint to a UCP endpoint in UCP_ERR_HANDLING_MODE_NONE that has an
+ * err_handler of its own (UCP then hands it the transport's errors instead of aborting the
+ * process), and create a second, idle endpoint to the same worker in the peer mode, whose
+ * handler calls ucxdt_worker_handle_ep_error for the first: UCP's keepalive then finds the
+ * failure. Operations UCP was running on the first endpoint end with the transport's status
+ * (UCXDT_ERR_UCX); pml ucxdt does this for the processes of its node (src/pml_ucxdt/peers.c).
+ *
  * Configuration (environment, read when a worker is created; parameters override it):
  *   UCXDT_EAGER_THRESHOLD  bytes packed into the tagged message (default 8192 for GPU layouts,
  *                          131072 for host layouts; when set, the value of both)

@@ -5,7 +5,13 @@
  * so all are made on first use; processes of other jobs (MPI_Comm_spawn, MPI_Comm_connect and
  * MPI_Comm_accept, MPI-4.1 §11.8) the same way, from the address their job published. A peer UCP reports failed
  * (UCP_ERR_HANDLING_MODE_PEER) fails its operations with MPI_ERR_PROC_FAILED, which reaches
- * the communicator's error handler through the request (ucxdt_worker_handle_ep_error). */
+ * the communicator's error handler through the request (ucxdt_worker_handle_ep_error).
+ *
+ * UCP leaves CMA out of an endpoint that reports failures, and CMA's single copy is what moves
+ * large host messages between processes of a node at pml ucx's rate (1.8x the shared-memory
+ * copies at 64 KiB, performance-log run 48). So a process of this node gets its data endpoint
+ * without error handling, as under pml ucx, and a second, idle endpoint with it (the watch
+ * endpoint), whose failure, found by UCP's keepalive, is reported for the data endpoint. */
 #include "pml_ucxdt.h"
 
 #include "opal/mca/pmix/pmix-internal.h"
@@ -27,22 +33,29 @@ static void peer_failed(void *arg, ucp_ep_h ep, ucs_status_t status) {
                     ucs_status_string(status));
 }
 
-/* Closes p's UCP endpoint: at once (UCP_EP_CLOSE_FLAG_FORCE) where UCP reports peers' failures,
- * since a peer that stopped may never answer a flush; else by a flush, since UCP leaves a
- * forced close undefined without its peer error handling (ucxdt_ucp.h, "Peer failure"). The
- * wait is bounded either way (finalize must not hang): after PML_UCXDT_CLOSE_SECONDS the
- * request is left to UCP, which ucp_worker_destroy reclaims. */
+/* The watch endpoint's error handler: the data endpoint's peer failed. */
+static void watch_failed(void *arg, ucp_ep_h ep, ucs_status_t status) {
+    struct pml_ucxdt_peer *p = arg;
+    if (p->ucp_ep) ucxdt_worker_handle_ep_error(pml_ucxdt.worker, p->ucp_ep, status);
+    peer_failed(arg, ep, status);
+}
+
+/* Closes a UCP endpoint: at once (UCP_EP_CLOSE_FLAG_FORCE) where UCP reports peers' failures
+ * (`force`), since a peer that stopped may never answer a flush; else by a flush, since UCP
+ * leaves a forced close undefined without its peer error handling (ucxdt_ucp.h, "Peer
+ * failure"). The wait is bounded either way (finalize must not hang): after
+ * PML_UCXDT_CLOSE_SECONDS the request is left to UCP, which ucp_worker_destroy reclaims. */
 #define PML_UCXDT_CLOSE_SECONDS 5.0
 static double now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
-static void close_ep(struct pml_ucxdt_peer *p) {
+static void close_ep(ucp_ep_h *ep, bool force) {
     ucp_request_param_t params = {0};
     params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    params.flags = pml_ucxdt.peer_failure ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-    ucs_status_ptr_t c = ucp_ep_close_nbx(p->ucp_ep, &params);
+    params.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    ucs_status_ptr_t c = ucp_ep_close_nbx(*ep, &params);
     if (UCS_PTR_IS_PTR(c)) {
         const double until = now_s() + PML_UCXDT_CLOSE_SECONDS;
         while (ucp_request_check_status(c) == UCS_INPROGRESS && now_s() < until)
@@ -51,7 +64,13 @@ static void close_ep(struct pml_ucxdt_peer *p) {
             opal_output(0, "pml ucxdt: closing an endpoint took over %.0f s: left to UCP", PML_UCXDT_CLOSE_SECONDS);
         ucp_request_free(c);
     }
-    p->ucp_ep = NULL;
+    *ep = NULL;
+}
+
+/* Closes p's endpoints (either may be NULL). */
+static void close_eps(struct pml_ucxdt_peer *p) {
+    if (p->ucp_ep) close_ep(&p->ucp_ep, pml_ucxdt.peer_failure && !p->watch_ep);
+    if (p->watch_ep) close_ep(&p->watch_ep, true);
 }
 
 static int peer_connect(ompi_proc_t *proc, struct pml_ucxdt_peer *p) {
@@ -63,12 +82,31 @@ static int peer_connect(ompi_proc_t *proc, struct pml_ucxdt_peer *p) {
         opal_output(0, "pml ucxdt: no worker address of rank %u in the modex", proc->super.proc_name.vpid);
         return MPI_ERR_INTERN;
     }
+    /* Locality as the runtime reported it; a process it says nothing of (another job's) gets
+     * the data endpoint with error handling. */
+    const bool watched = pml_ucxdt.peer_failure && OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags);
     ucp_ep_params_t params = {0};
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
     params.address = address;
-    ucxdt_status_t st = pml_ucxdt.peer_failure ? ucxdt_ep_params_set_err_handler(&params, pml_ucxdt.worker, peer_failed, p)
-                                               : UCXDT_OK;
+    ucxdt_status_t st = pml_ucxdt.peer_failure && !watched
+                            ? ucxdt_ep_params_set_err_handler(&params, pml_ucxdt.worker, peer_failed, p)
+                            : UCXDT_OK;
+    if (watched) {
+        params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        params.err_handler.cb = watch_failed;
+        params.err_handler.arg = p;
+    }
     ucs_status_t us = st == UCXDT_OK ? ucp_ep_create(pml_ucxdt.ucp_worker, &params, &p->ucp_ep) : UCS_ERR_INVALID_PARAM;
+    if (us == UCS_OK && watched) {
+        ucp_ep_params_t wp = {0};
+        wp.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        wp.address = address;
+        wp.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+        wp.err_handler.cb = watch_failed;
+        wp.err_handler.arg = p;
+        if ((us = ucp_ep_create(pml_ucxdt.ucp_worker, &wp, &p->watch_ep)) != UCS_OK) close_eps(p);
+    }
     free(address);
     if (us != UCS_OK) {
         opal_output(0, "pml ucxdt: cannot reach rank %u: %s", proc->super.proc_name.vpid,
@@ -79,7 +117,7 @@ static int peer_connect(ompi_proc_t *proc, struct pml_ucxdt_peer *p) {
     ucxdt_ep_h ep;
     if ((st = ucxdt_ep_create(pml_ucxdt.worker, &ep_params, &ep)) != UCXDT_OK) {
         opal_output(0, "pml ucxdt: ucxdt_ep_create: %s", ucxdt_last_error());
-        close_ep(p);
+        close_eps(p);
         return pml_ucxdt_mpi_error(st);
     }
     __atomic_store_n(&p->ep, ep, __ATOMIC_RELEASE);  /* read without the lock (pml_ucxdt_peer) */
@@ -127,7 +165,7 @@ void pml_ucxdt_peers_close(void) {
         pml_ucxdt.peers = p->next;
         p->proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] = NULL;
         if (p->ep) ucxdt_ep_destroy(p->ep), p->ep = NULL;
-        if (p->ucp_ep) close_ep(p);
+        close_eps(p);
         free(p);
     }
 }

@@ -116,6 +116,7 @@ OMPI_DECLSPEC extern mca_pml_base_component_2_1_0_t mca_pml_ucxdt_component;
 
 struct pml_ucxdt_peer {
     ucp_ep_h ucp_ep;
+    ucp_ep_h watch_ep;  /* a process of this node: reports its failure (peers.c) */
     ucxdt_ep_h ep;
     int failed;  /* UCP reported the endpoint failed: MPI_ERR_PROC_FAILED from then on */
     ompi_proc_t *proc;            /* whose proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] points here */

@@ -114,9 +114,18 @@ int pml_ucxdt_requests_finish_queued(void) {
 /* A receive that refused the message (too long, or another signature) reports it; the send
  * completes without error, as in pml ucx: MPI reports truncation at the receiver (MPI-4.1
  * §3.2.4), and an aborting sender would end a program that every MPI completes. */
+/* The MPI error of an operation with `peer` (a rank of comm) that ended with st. A transport
+ * error from a process that failed is its failure: UCP ends the operations of a data endpoint
+ * without error handling (peers.c) with the transport's status (CMA: an I/O error). */
+static int peer_error(ucxdt_status_t st, ompi_communicator_t *comm, int peer) {
+    if (st == UCXDT_ERR_UCX && pml_ucxdt_peer_has_failed(comm, peer)) return MPI_ERR_PROC_FAILED;
+    return pml_ucxdt_mpi_error(st);
+}
+
 static void send_done(void *op, ucxdt_status_t st, void *user_data) {
+    pml_ucxdt_request_t *r = user_data;
     const bool receivers = st == UCXDT_ERR_TRUNCATED || st == UCXDT_ERR_TYPE_MISMATCH;
-    request_done(user_data, op, receivers ? MPI_SUCCESS : pml_ucxdt_mpi_error(st));
+    request_done(r, op, receivers ? MPI_SUCCESS : peer_error(st, r->comm, r->peer));
 }
 
 static void recv_done(void *op, ucxdt_status_t st, int64_t length, ucp_tag_t sender_tag, void *user_data) {
@@ -130,7 +139,7 @@ static void recv_done(void *op, ucxdt_status_t st, int64_t length, ucp_tag_t sen
     s->MPI_SOURCE = pml_ucxdt_tag_source(sender_tag);
     s->MPI_TAG = pml_ucxdt_tag_tag(sender_tag);
     s->_ucount = st == UCXDT_OK ? (size_t)length : 0;
-    request_done(r, op, pml_ucxdt_mpi_error(st));
+    request_done(r, op, peer_error(st, r->comm, s->MPI_SOURCE));
 }
 
 static int request_free(ompi_request_t **rp) {

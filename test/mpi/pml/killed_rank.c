@@ -1,5 +1,11 @@
 /* A killed rank (issue 45: "a peer that fails mid-transfer"): rank 1 dies (SIGKILL) while rank
- * 0 waits in MPI_Recv for a vector from it, with MPI_ERRORS_RETURN on MPI_COMM_WORLD. Rank 0,
+ * 0 waits for it, with MPI_ERRORS_RETURN on MPI_COMM_WORLD:
+ * - no argument: in MPI_Recv of a vector it never sent;
+ * - `send`: in MPI_Send of 16 MiB of contiguous host memory to it (UCP's rendezvous, whose
+ *   reply never comes);
+ * - `recv_big`: in MPI_Recv of the 64 MiB it had started to send just before it died (a
+ *   transfer that fails midway: between processes of a node, CMA reads of a process gone).
+ * Rank 0,
  * the survivor, prints the class of the error it got (`killed_rank: survivor got
  * MPI_ERR_PROC_FAILED`, by name where it is one of class_name's) and exits 0 when the call
  * returned an error.
@@ -13,6 +19,8 @@
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,21 +49,32 @@ int main(int argc, char **argv) {
     MPI_Type_vector(1000, 2, 4, MPI_DOUBLE, &v);
     MPI_Type_commit(&v);
     static double buf[4000];
+    const char *mode = argc > 1 ? argv[1] : "";
+    const int send = strcmp(mode, "send") == 0, recv_big = strcmp(mode, "recv_big") == 0;
+    const int big = recv_big ? 1 << 23 : 1 << 21;  /* doubles: 64 or 16 MiB */
+    double *data = send || recv_big ? calloc(big, sizeof(double)) : NULL;
     MPI_Barrier(MPI_COMM_WORLD);  /* both connected */
-    if (rank == 1) raise(SIGKILL);
+    if (rank == 1) {
+        MPI_Request r;
+        if (recv_big) MPI_Isend(data, big, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, &r);
+        raise(SIGKILL);
+    }
     int rc = MPI_SUCCESS;
     double took = 0;
     if (rank == 0) {
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        rc = MPI_Recv(buf, 1, v, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        rc = send       ? MPI_Send(data, big, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD)
+             : recv_big ? MPI_Recv(data, big, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+                        : MPI_Recv(buf, 1, v, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
         char msg[MPI_MAX_ERROR_STRING];
         int len = 0, cls = 0;
         MPI_Error_class(rc, &cls);
         MPI_Error_string(rc, msg, &len);
-        printf("killed_rank: MPI_Recv from the killed rank returned after %.1f s: %s (class %d)\n", took, msg, cls);
+        printf("killed_rank: %s the killed rank returned after %.1f s: %s (class %d)\n",
+               send ? "MPI_Send to" : "MPI_Recv from", took, msg, cls);
         const char *name = class_name(cls);
         if (name)
             printf("killed_rank: survivor got %s\n", name);
