@@ -8,10 +8,12 @@
  * the communicator's error handler through the request (ucxdt_worker_handle_ep_error).
  *
  * UCP leaves CMA out of an endpoint that reports failures, and CMA's single copy is what moves
- * large host messages between processes of a node at pml ucx's rate (1.8x the shared-memory
- * copies at 64 KiB, performance-log run 48). So a process of this node gets its data endpoint
- * without error handling, as under pml ucx, and a second, idle endpoint with it (the watch
- * endpoint), whose failure, found by UCP's keepalive, is reported for the data endpoint. */
+ * large host messages between processes of a node at pml ucx's rate (with 64 in flight,
+ * 1.3-1.8 times the shared-memory copies' rate from 64 KiB, performance-log run 48). So a
+ * process of this node gets its data endpoint without UCP's peer mode, as under pml ucx, but
+ * with an error handler (without one UCX aborts the process when a CMA read finds its peer
+ * gone), and a second, idle endpoint in the peer mode (the watch endpoint), whose failure,
+ * found by UCP's keepalive, is reported for the data endpoint. */
 #include "pml_ucxdt.h"
 
 #include "opal/mca/pmix/pmix-internal.h"
