@@ -1,5 +1,5 @@
 // Launch interface of the pack/unpack kernels, shared by nvcc (kernels/*.cu) and the host
-// engine (src/uct_cuda/gpu_engine.cpp). Both kernels copy a window [offset, end) of a plan's
+// engine (src/cuda/gpu_engine.cpp). Both kernels copy a window [offset, end) of a plan's
 // packed stream between the layout (user buffer) and the packed buffer, in either direction,
 // so fragments can be produced in any order (see docs/design.md, "GPU engine").
 #pragma once
@@ -132,7 +132,7 @@ cudaError_t launch_units_batch(const UnitArgs *args, int n, cudaStream_t stream)
 
 namespace ucxdt::kernels {
 
-/// A node of a layout tree (src/ucp_dt/layout.hpp) flattened for the point-based kernel.
+/// A node of a layout tree (src/dt/layout.hpp) flattened for the point-based kernel.
 struct TreeNode {
     enum : int32_t { BLOCK = 0, STRIDED = 1, LIST = 2 };
     int32_t kind = BLOCK;

@@ -21,7 +21,7 @@
 #include "support/typemap_walk.hpp"
 #include "support/worker_address.hpp"
 
-#include <ucxdt/ucp.h>
+#include <ucxdt/ucp_generic.h>
 #include <ucxdt/ucxdt_rma.h>
 #include <ucxdt/ucxdt_ucp.h>
 #include <ucxdt/ucxdt.h>

@@ -33,67 +33,67 @@ BEGIN_C_DECLS
 typedef struct {
     mca_coll_base_component_2_4_0_t super;
     int priority;
-} coll_ucxdt_component_t;
+} mca_coll_ucxdt_component_t;
 
-OMPI_DECLSPEC extern coll_ucxdt_component_t mca_coll_ucxdt_component;
+OMPI_DECLSPEC extern mca_coll_ucxdt_component_t mca_coll_ucxdt_component;
 
 /* The module of one communicator: the functions it replaces, as Open MPI had chosen them (all
  * but gather and scatter, which run Open MPI's linear algorithm). */
 typedef struct {
     mca_coll_base_module_t super;
     mca_coll_base_comm_coll_t below;
-} coll_ucxdt_module_t;
-OBJ_CLASS_DECLARATION(coll_ucxdt_module_t);
+} mca_coll_ucxdt_module_t;
+OBJ_CLASS_DECLARATION(mca_coll_ucxdt_module_t);
 
-/* self_block.c: the replacements. */
-int coll_ucxdt_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+/* coll_ucxdt_self_block.c: the replacements. */
+int mca_coll_ucxdt_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                          ompi_datatype_t *rdtype, ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int coll_ucxdt_allgatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+int mca_coll_ucxdt_allgatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                           const int *disps, ompi_datatype_t *rdtype, ompi_communicator_t *comm,
                           mca_coll_base_module_t *module);
-int coll_ucxdt_gather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+int mca_coll_ucxdt_gather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                       ompi_datatype_t *rdtype, int root, ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int coll_ucxdt_gatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+int mca_coll_ucxdt_gatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                        const int *disps, ompi_datatype_t *rdtype, int root, ompi_communicator_t *comm,
                        mca_coll_base_module_t *module);
-int coll_ucxdt_scatter(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+int mca_coll_ucxdt_scatter(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                        ompi_datatype_t *rdtype, int root, ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int coll_ucxdt_scatterv(const void *sbuf, const int *scounts, const int *disps, ompi_datatype_t *sdtype, void *rbuf,
+int mca_coll_ucxdt_scatterv(const void *sbuf, const int *scounts, const int *disps, ompi_datatype_t *sdtype, void *rbuf,
                         int rcount, ompi_datatype_t *rdtype, int root, ompi_communicator_t *comm,
                         mca_coll_base_module_t *module);
-int coll_ucxdt_alltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+int mca_coll_ucxdt_alltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                         ompi_datatype_t *rdtype, ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int coll_ucxdt_alltoallv(const void *sbuf, const int *scounts, const int *sdisps, ompi_datatype_t *sdtype,
+int mca_coll_ucxdt_alltoallv(const void *sbuf, const int *scounts, const int *sdisps, ompi_datatype_t *sdtype,
                          void *rbuf, const int *rcounts, const int *rdisps, ompi_datatype_t *rdtype,
                          ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int coll_ucxdt_alltoallw(const void *sbuf, const int *scounts, const int *sdisps, ompi_datatype_t *const *sdtypes,
+int mca_coll_ucxdt_alltoallw(const void *sbuf, const int *scounts, const int *sdisps, ompi_datatype_t *const *sdtypes,
                          void *rbuf, const int *rcounts, const int *rdisps, ompi_datatype_t *const *rdtypes,
                          ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int coll_ucxdt_iallgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+int mca_coll_ucxdt_iallgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                           ompi_datatype_t *rdtype, ompi_communicator_t *comm, ompi_request_t **req,
                           mca_coll_base_module_t *module);
-int coll_ucxdt_iallgatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+int mca_coll_ucxdt_iallgatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                            const int *disps, ompi_datatype_t *rdtype, ompi_communicator_t *comm,
                            ompi_request_t **req, mca_coll_base_module_t *module);
-int coll_ucxdt_igather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+int mca_coll_ucxdt_igather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                        ompi_datatype_t *rdtype, int root, ompi_communicator_t *comm, ompi_request_t **req,
                        mca_coll_base_module_t *module);
-int coll_ucxdt_igatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+int mca_coll_ucxdt_igatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                         const int *disps, ompi_datatype_t *rdtype, int root, ompi_communicator_t *comm,
                         ompi_request_t **req, mca_coll_base_module_t *module);
-int coll_ucxdt_iscatter(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+int mca_coll_ucxdt_iscatter(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                         ompi_datatype_t *rdtype, int root, ompi_communicator_t *comm, ompi_request_t **req,
                         mca_coll_base_module_t *module);
-int coll_ucxdt_iscatterv(const void *sbuf, const int *scounts, const int *disps, ompi_datatype_t *sdtype,
+int mca_coll_ucxdt_iscatterv(const void *sbuf, const int *scounts, const int *disps, ompi_datatype_t *sdtype,
                          void *rbuf, int rcount, ompi_datatype_t *rdtype, int root, ompi_communicator_t *comm,
                          ompi_request_t **req, mca_coll_base_module_t *module);
-int coll_ucxdt_ialltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+int mca_coll_ucxdt_ialltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                          ompi_datatype_t *rdtype, ompi_communicator_t *comm, ompi_request_t **req,
                          mca_coll_base_module_t *module);
-int coll_ucxdt_ialltoallv(const void *sbuf, const int *scounts, const int *sdisps, ompi_datatype_t *sdtype,
+int mca_coll_ucxdt_ialltoallv(const void *sbuf, const int *scounts, const int *sdisps, ompi_datatype_t *sdtype,
                           void *rbuf, const int *rcounts, const int *rdisps, ompi_datatype_t *rdtype,
                           ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module);
-int coll_ucxdt_ialltoallw(const void *sbuf, const int *scounts, const int *sdisps, ompi_datatype_t *const *sdtypes,
+int mca_coll_ucxdt_ialltoallw(const void *sbuf, const int *scounts, const int *sdisps, ompi_datatype_t *const *sdtypes,
                           void *rbuf, const int *rcounts, const int *rdisps, ompi_datatype_t *const *rdtypes,
                           ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module);
 

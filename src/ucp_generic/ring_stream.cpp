@@ -1,7 +1,7 @@
 #include "ucp_generic/ring_stream.hpp"
 
-#include "ucp_pack/transfer.hpp"
-#include "uct_cuda/cuda_check.hpp"
+#include "pack/transfer.hpp"
+#include "cuda/cuda_check.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,5 +1,5 @@
 // The packed stream of a GPU layout served to UCP in host fragments through a pinned ring
-// (uct_cuda/pinned_ring.hpp). The stream is cut into chunks of one ring slot; chunk c lives in
+// (cuda/pinned_ring.hpp). The stream is cut into chunks of one ring slot; chunk c lives in
 // slot c mod depth.
 //
 // Send (pack): the GPU packs the first `depth` chunks at start; UCP's fragments are copied out
@@ -14,8 +14,8 @@
 // refilled, for example) take the synchronous path too: the ring only ever makes things faster.
 #pragma once
 
-#include "ucp_dt/plan.hpp"
-#include "uct_cuda/pinned_ring.hpp"
+#include "dt/plan.hpp"
+#include "cuda/pinned_ring.hpp"
 
 #include <cstdint>
 #include <unordered_set>

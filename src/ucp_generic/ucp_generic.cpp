@@ -1,12 +1,12 @@
-// ucxdt types as UCP generic datatypes (include/ucxdt/ucp.h): the ucp_generic_dt_ops_t
+// ucxdt types as UCP generic datatypes (include/ucxdt/ucp_generic.h): the ucp_generic_dt_ops_t
 // callbacks serve each fragment UCP asks for with a byte range of the packed stream, for GPU
 // layouts through a pinned ring that the GPU fills ahead of UCP (ring_stream.hpp).
-#include "ucp_dt/api_util.hpp"
+#include "dt/api_util.hpp"
 #include "base/checked.hpp"
 #include "ucp_generic/ring_stream.hpp"
-#include "ucp_pack/transfer.hpp"
+#include "pack/transfer.hpp"
 
-#include <ucxdt/ucp.h>
+#include <ucxdt/ucp_generic.h>
 
 #include <cstdint>
 #include <memory>

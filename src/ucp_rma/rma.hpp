@@ -63,7 +63,7 @@ struct Receiving;  // a message of the active-message path arriving by rendezvou
 
 /// The header of the one-sided active messages (id UCXDT_UCP_AM_ID_RMA): the target-unpack path,
 /// where the origin sends the packed stream (put) or asks for it (get) with the target plan's
-/// encoding (ucp_dt/plan_wire.hpp), and the target's worker unpacks or packs it.
+/// encoding (dt/plan_wire.hpp), and the target's worker unpacks or packs it.
 struct AmOp {
     static constexpr uint32_t kMagic = 0x616d7875;  // "uxma"
     enum Kind : uint32_t { PUT = 1, GET, PUT_ACK, GET_REPLY };

@@ -8,8 +8,8 @@
 
 #include "base/address.hpp"
 #include "base/error.hpp"
-#include "ucp_dt/plan_wire.hpp"
-#include "ucp_pack/transfer.hpp"
+#include "dt/plan_wire.hpp"
+#include "pack/transfer.hpp"
 
 #include <cstring>
 #include <string>

@@ -3,9 +3,9 @@
 #include "ucp_rma/rma.hpp"
 
 #include "base/error.hpp"
-#include "ucp_dt/api_util.hpp"
+#include "dt/api_util.hpp"
 #include "ucp_rndv/packed_rkey.hpp"
-#include "uct_cuda/memory_type.hpp"
+#include "cuda/memory_type.hpp"
 
 #include <cstring>
 #include <string>

@@ -5,10 +5,10 @@
 
 #include "base/address.hpp"
 #include "base/error.hpp"
-#include "ucp_dt/cpu_engine.hpp"
-#include "ucp_pack/transfer.hpp"
-#include "uct_cuda/cuda_check.hpp"
-#include "uct_cuda/gpu_engine.hpp"
+#include "dt/cpu_engine.hpp"
+#include "pack/transfer.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/gpu_engine.hpp"
 
 #include <algorithm>
 #include <chrono>

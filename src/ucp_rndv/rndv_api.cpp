@@ -1,12 +1,12 @@
 // The C entry points of include/ucxdt/ucxdt_ucp.h.
-#include "ucp_dt/api_util.hpp"
+#include "dt/api_util.hpp"
 #include "base/address.hpp"
 #include "base/checked.hpp"
 #include "base/env.hpp"
 #include "ucp_rndv/rndv_worker.hpp"
-#include "ucp_pack/transfer.hpp"
-#include "uct_cuda/gpu_share.hpp"
-#include "uct_cuda/memory_type.hpp"
+#include "pack/transfer.hpp"
+#include "cuda/gpu_share.hpp"
+#include "cuda/memory_type.hpp"
 
 #include <chrono>
 #include <cstdlib>

@@ -6,8 +6,8 @@
 // messages) runs while fragments pack and unpack.
 #include "ucp_rndv/rndv_worker.hpp"
 
-#include "ucp_pack/transfer.hpp"
-#include "uct_cuda/cuda_check.hpp"
+#include "pack/transfer.hpp"
+#include "cuda/cuda_check.hpp"
 
 #include <algorithm>
 

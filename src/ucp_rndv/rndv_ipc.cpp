@@ -30,14 +30,14 @@
 
 #include "base/address.hpp"
 #include "base/error.hpp"
-#include "ucp_dt/address_order.hpp"
+#include "dt/address_order.hpp"
 #include "ucp_rndv/frag_model.hpp"
 #include "kernels/pack_kernels.hpp"
-#include "ucp_pack/transfer.hpp"
-#include "uct_cuda/cuda_check.hpp"
-#include "uct_cuda/gpu_engine.hpp"
-#include "uct_cuda/method.hpp"
-#include "uct_cuda/resources.hpp"
+#include "pack/transfer.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/gpu_engine.hpp"
+#include "cuda/method.hpp"
+#include "cuda/resources.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -135,7 +135,7 @@ int64_t Worker::ipc_frag(const Request *r) {
     // the CPU (launch, event, polls) and a control message one way (READY, or the ACK that
     // grants its slot). The three inputs are measured: the kernel's rate (this GPU's, on 1 KiB
     // runs, standing in for the receiver's unpack of its own layout) and the operation's cost
-    // once per device (uct_cuda/method.cpp), and the message's time as half the least
+    // once per device (cuda/method.cpp), and the message's time as half the least
     // RTS-to-RTR time seen on this endpoint. That time also holds the receiver's matching and
     // its building of the RTR, so it bounds the message's from above. Until an RTR has come,
     // 3 us stands in. The constants this replaced were fitted on two H200s (1 TB/s, 10 us a

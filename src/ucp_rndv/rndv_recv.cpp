@@ -4,7 +4,7 @@
 
 #include "base/address.hpp"
 #include "base/error.hpp"
-#include "ucp_dt/packed_prefix.hpp"
+#include "dt/packed_prefix.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -7,7 +7,7 @@
 // fragments of host staging (AmKind::frag).
 #pragma once
 
-#include "uct_cuda/ipc.hpp"
+#include "cuda/ipc.hpp"
 
 #include <cstddef>
 #include <cstdint>

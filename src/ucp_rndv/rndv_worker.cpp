@@ -1,9 +1,9 @@
 #include "ucp_rndv/rndv_worker.hpp"
 
 #include "base/error.hpp"
-#include "ucp_dt/api_util.hpp"
-#include "ucp_dt/handle_table.hpp"
-#include "ucp_pack/transfer.hpp"
+#include "dt/api_util.hpp"
+#include "dt/handle_table.hpp"
+#include "pack/transfer.hpp"
 
 #include <iterator>
 #include <new>

@@ -5,18 +5,18 @@
 
 #include "ucp_rndv/peer_staging.hpp"
 #include "base/bytes.hpp"
-#include "ucp_dt/handle_table.hpp"
-#include "ucp_dt/plan.hpp"
-#include "ucp_dt/signature.hpp"
-#include "ucp_dt/type.hpp"
+#include "dt/handle_table.hpp"
+#include "dt/plan.hpp"
+#include "dt/signature.hpp"
+#include "dt/type.hpp"
 #include "ucp_rndv/rndv_wire.hpp"
 #include "ucp_rndv/staging_pool.hpp"
 #include "ucp_rndv/timeline.hpp"
 #include "ucp_rndv/wire_pool.hpp"
-#include "uct_cuda/device_staging.hpp"
+#include "cuda/device_staging.hpp"
 #include "ucp_rndv/ucx_reach.hpp"
-#include "uct_cuda/ipc.hpp"
-#include "uct_cuda/launch_queue.hpp"
+#include "cuda/ipc.hpp"
+#include "cuda/launch_queue.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
 
@@ -131,7 +131,7 @@ struct Request {
     char *buffer = nullptr;
     int64_t count = 0;
     // The committed type (its size and signature: what a receive checks a message against,
-    // a partial last element through ucp_dt/packed_prefix.hpp) and its plan. They outlive the
+    // a partial last element through dt/packed_prefix.hpp) and its plan. They outlive the
     // user's handle, which MPI lets the user free meanwhile (MPI-4.1 5.1.9); a duplicate handle
     // per request cost a type, its normalization and two writes to the handle table.
     TypePtr type;

@@ -3,7 +3,7 @@
 #include "ucp_rndv/packed_rkey.hpp"
 
 #include "base/error.hpp"
-#include "uct_cuda/topology.hpp"
+#include "cuda/topology.hpp"
 
 #include <cuda_runtime_api.h>
 

@@ -8,7 +8,7 @@
 #include "ucp_rndv/rndv_worker.hpp"
 
 #include "base/error.hpp"
-#include "ucp_dt/cpu_engine.hpp"
+#include "dt/cpu_engine.hpp"
 
 #include <algorithm>
 #include <cstddef>

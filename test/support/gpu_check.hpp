@@ -1,4 +1,4 @@
-// The GPU tests' shared harness (test/uct_cuda/test_gpu_*.cpp): CUDA plumbing, buffers of every
+// The GPU tests' shared harness (test/cuda/test_gpu_*.cpp): CUDA plumbing, buffers of every
 // memory kind, and the check of a type's pack, unpack and ranges on the GPU against the CPU engine.
 //
 // Every check fills the buffers from host images, poisons the destination, runs the call and

@@ -1,4 +1,4 @@
-// ucxdt types as UCP generic datatypes (include/ucxdt/ucp.h) over real UCP transfers: two
+// ucxdt types as UCP generic datatypes (include/ucxdt/ucp_generic.h) over real UCP transfers: two
 // workers of one context in this process, connected by worker addresses. Each case sends
 // (buffer, count, send type) and receives into a different layout of the same signature
 // (relayout) over tag, AM and stream; the receive buffer must hold the sent data in type-map
@@ -9,7 +9,7 @@
 #include "support/two_process.hpp"
 #include "support/ucp_pair.hpp"
 
-#include <ucxdt/ucp.h>
+#include <ucxdt/ucp_generic.h>
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

@@ -10,7 +10,7 @@
 #include "support/ucp_pair.hpp"
 #include "ucp_rndv/frag_model.hpp"
 #include "ucp_rndv/rndv_worker.hpp"  // to tell which path a GPU transfer took
-#include "uct_cuda/method.hpp"
+#include "cuda/method.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
 
@@ -875,7 +875,7 @@ TEST(RndvGpu, OnlyTheSoleReceivePostedPullsAlone) {
 }
 
 // 300 single int32s at irregular gaps of 2 and 4 ints: a block list whose unit list outweighs
-// its 1,200 bytes of data, so the point kernel moves it (uct_cuda/method.cpp).
+// its 1,200 bytes of data, so the point kernel moves it (cuda/method.cpp).
 L::TypeDescPtr scattered_ints() {
     std::vector<int64_t> displacements;
     for (int64_t i = 0; i < 300; ++i) displacements.push_back(3 * i + i % 2);
@@ -1573,7 +1573,7 @@ TEST(RndvFragModel, FragmentsGrowAsTheSquareRootOfTheMessage) {
 }
 
 // Runs one by one across a peer link, or the fragment pipeline: the crossover lies between
-// the table-i layouts that measured each way (uct_cuda/method.cpp).
+// the table-i layouts that measured each way (cuda/method.cpp).
 TEST(RndvFragModel, ManyShortRunsLeaveThePeerLink) {
     auto strided = [](int64_t runs, int64_t len) {
         ucxdt::Plan p;

@@ -1,0 +1,196 @@
+#include "cuda/ipc.hpp"
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/driver.hpp"
+#include "cuda/memory_type.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <unordered_map>
+
+namespace ucxdt::cuda {
+
+namespace {
+
+// Exports by allocation base; an entry is valid while the allocation there has the same
+// buffer ID (a freed and reallocated range gets a new ID and a new handle).
+struct ExportCache {
+    std::mutex mutex;
+    struct Entry {
+        unsigned long long buffer_id;
+        IpcRef ref;
+    };
+    std::unordered_map<uint64_t, Entry> by_base;
+};
+
+ExportCache &export_cache() {
+    static auto *c = new ExportCache;  // never destroyed: exports may happen during exit
+    return *c;
+}
+
+// The UUID of GPU `device`, which names it across processes (ordinals depend on
+// CUDA_VISIBLE_DEVICES); zeros when it cannot be told.
+cudaUUID_t device_uuid(int device) {
+    static std::mutex mutex;
+    static std::unordered_map<int, cudaUUID_t> known;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = known.find(device);
+    if (it == known.end()) {
+        cudaDeviceProp prop{};
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) cudaGetLastError();
+        it = known.emplace(device, prop.uuid).first;
+    }
+    return it->second;
+}
+
+}  // namespace
+
+ucxdt_status_t ipc_export(const void *ptr, IpcRef *ref) {
+    const Driver &d = driver();
+    if (!d.get_address_range || !d.pointer_attribute || !d.set_pointer_attribute)
+        return fail(UCXDT_ERR_UNSUPPORTED, "CUDA IPC: the driver entry points are not available");
+    CUdeviceptr base = 0;
+    size_t bytes = 0;
+    unsigned long long id = 0;
+    const auto p = reinterpret_cast<CUdeviceptr>(ptr);
+    if (d.get_address_range(&base, &bytes, p) != CUDA_SUCCESS ||
+        d.pointer_attribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p) != CUDA_SUCCESS)
+        return fail(UCXDT_ERR_UNSUPPORTED, "CUDA IPC: not device memory of this process");
+    ExportCache &c = export_cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.by_base.find(base);
+    if (it == c.by_base.end() || it->second.buffer_id != id) {
+        // A peer's GPU reads or writes this memory unordered with our streams, and a synchronous
+        // copy into device memory (cudaMemcpy from pageable host memory, cudaMemset) may return
+        // before its bytes land ("API synchronization behavior", CUDA runtime guide): the peer
+        // then moved the bytes from before it. Setting SYNC_MEMOPS waits for such copies still
+        // pending and makes later ones complete before they return, as Open MPI's CUDA IPC
+        // registration does. Work the application enqueued on streams stays its own to finish
+        // before the call (MPI's rule for the buffer it hands over).
+        const unsigned int sync_memops = 1;
+        if (d.set_pointer_attribute(&sync_memops, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, base) != CUDA_SUCCESS)
+            return fail(UCXDT_ERR_UNSUPPORTED, "CUDA IPC: cuPointerSetAttribute(SYNC_MEMOPS) refused this memory");
+        cudaIpcMemHandle_t h{};
+        const cudaError_t err = cudaIpcGetMemHandle(&h, reinterpret_cast<void *>(base));
+        if (err != cudaSuccess) {
+            cudaGetLastError();
+            return fail(UCXDT_ERR_UNSUPPORTED, std::string("CUDA IPC: cudaIpcGetMemHandle: ") +
+                                                   cudaGetErrorString(err) +
+                                                   " (memory from cudaMallocAsync pools cannot be exported this way)");
+        }
+        ExportCache::Entry e{id, {}};
+        static_assert(sizeof h == sizeof e.ref.handle);
+        std::memcpy(e.ref.handle, &h, sizeof h);
+        int owner = -1;
+        if (memory_type(ptr, &owner) == MemoryType::DEVICE) {
+            const cudaUUID_t u = device_uuid(owner);
+            static_assert(sizeof u == sizeof e.ref.device_uuid);
+            std::memcpy(e.ref.device_uuid, &u, sizeof u);
+        }
+        e.ref.base = base;
+        e.ref.alloc_bytes = bytes;
+        e.ref.buffer_id = id;
+        it = c.by_base.insert_or_assign(base, e).first;
+    }
+    *ref = it->second.ref;
+    ref->offset = p - base;
+    return UCXDT_OK;
+}
+
+bool ipc_on_device(const IpcRef &ref, int device) {
+    const cudaUUID_t u = device_uuid(device);
+    return std::memcmp(&u, ref.device_uuid, sizeof u) == 0;
+}
+
+IpcImports::Key IpcImports::key(uint64_t peer, int device, const IpcRef &ref) {
+    Key k{peer, device, ref.buffer_id, {}};
+    std::memcpy(k.handle.data(), ref.handle, sizeof ref.handle);
+    return k;
+}
+
+IpcImports::~IpcImports() {
+    while (!entries_.empty()) close(entries_.begin());
+}
+
+void IpcImports::close(std::map<Key, Entry>::iterator it) {
+    if (it->second.holds == 0) idle_.erase(it->second.lru);
+    DeviceGuard g(it->first.device);
+    cudaIpcCloseMemHandle(it->second.base);
+    cudaGetLastError();
+    entries_.erase(it);
+}
+
+void IpcImports::trim() {
+    while (idle_.size() > capacity_) close(entries_.find(idle_.front()));
+}
+
+ucxdt_status_t IpcImports::map(uint64_t peer, const IpcRef &ref, int device, bool same_process, char **out) {
+    if (same_process) {
+        // The exporter's address is ours; a kernel on another GPU needs peer access to it.
+        int owner = -1;
+        if (memory_type(reinterpret_cast<void *>(ref.base), &owner) != MemoryType::DEVICE) owner = -1;
+        if (owner >= 0 && owner != device) {
+            DeviceGuard g(device);
+            const cudaError_t err = cudaDeviceEnablePeerAccess(owner, 0);
+            if (err != cudaSuccess && err != cudaErrorPeerAccessAlreadyEnabled)
+                return check(err, "cudaDeviceEnablePeerAccess");
+            cudaGetLastError();
+        }
+        *out = reinterpret_cast<char *>(ref.base + ref.offset);
+        return UCXDT_OK;
+    }
+    const Key k = key(peer, device, ref);
+    auto it = entries_.find(k);
+    if (it == entries_.end()) {
+        DeviceGuard g(device);
+        if (ucxdt_status_t st = g.status()) return st;
+        cudaIpcMemHandle_t h{};
+        std::memcpy(&h, ref.handle, sizeof h);
+        void *base = nullptr;
+        cudaError_t err = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess);
+        // The peer freed memory we still map and allocated it anew (a new allocation ID, its
+        // handle new or not): the driver refuses a second mapping until the old one is closed.
+        if (err == cudaErrorAlreadyMapped && close_stale(peer, device, ref) > 0) {
+            cudaGetLastError();
+            err = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess);
+        }
+        if (ucxdt_status_t st = check(err, "cudaIpcOpenMemHandle (the peer's memory)")) return st;
+        it = entries_.emplace(k, Entry{static_cast<char *>(base), 0, {}, ref.base, ref.alloc_bytes}).first;
+    } else if (it->second.holds == 0) {
+        idle_.erase(it->second.lru);
+    }
+    ++it->second.holds;
+    *out = it->second.base + ref.offset;
+    return UCXDT_OK;
+}
+
+void IpcImports::unmap(uint64_t peer, const IpcRef &ref, int device) {
+    auto it = entries_.find(key(peer, device, ref));
+    if (it == entries_.end() || it->second.holds == 0) return;
+    if (--it->second.holds == 0) it->second.lru = idle_.insert(idle_.end(), it->first);
+    trim();
+}
+
+size_t IpcImports::close_stale(uint64_t peer, int device, const IpcRef &ref) {
+    size_t closed = 0;
+    for (auto it = entries_.begin(); it != entries_.end();) {
+        auto next = std::next(it);
+        const Entry &e = it->second;
+        const bool overlaps = e.peer_base < ref.base + ref.alloc_bytes && ref.base < e.peer_base + e.peer_bytes;
+        if (it->first.peer == peer && it->first.device == device && e.holds == 0 && overlaps) close(it), ++closed;
+        it = next;
+    }
+    return closed;
+}
+
+void IpcImports::forget_peer(uint64_t peer) {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+        auto next = std::next(it);
+        if (it->first.peer == peer) close(it);  // held ones are not in idle_: close() knows
+        it = next;
+    }
+}
+
+}  // namespace ucxdt::cuda
