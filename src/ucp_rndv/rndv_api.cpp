@@ -1,10 +1,11 @@
-// The C entry points of include/ucxdt/ucxdt_ucp.h.
+// The C entry points of include/ucxdt/ucxdt_ucp.h: arguments checked, the worker locked, then
+// the Worker's own calls (sending in rndv_send.cpp, receiving in rndv_recv.cpp). The worker's
+// creation and its configuration read from the environment are here.
 #include "dt/api_util.hpp"
 #include "base/address.hpp"
 #include "base/checked.hpp"
 #include "base/env.hpp"
 #include "ucp_rndv/rndv_worker.hpp"
-#include "pack/transfer.hpp"
 #include "cuda/gpu_share.hpp"
 #include "cuda/memory_type.hpp"
 
@@ -49,68 +50,6 @@ ucs_status_t am_handler(void *arg, const void *header, size_t header_length, voi
     return UCS_OK;
 }
 
-void tag_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user_data) {
-    auto *r = static_cast<Request *>(user_data);
-    if (ucp_callback(r, request)) return;
-    Event &e = r->worker->events.emplace_back();  // in place: an Event is 416 bytes, once per message
-    e.kind = Event::tag_recv_done;
-    e.req = r;
-    e.status = status;
-    if (info) e.length = info->length, e.sender_tag = info->sender_tag;
-    r->ucp_req = nullptr;
-    r->ucp_done = true;
-    r->worker->mark(r, "ucp_received");
-    ucp_request_free(request);
-}
-
-// A plain send (Config::plain_bit) of up to kPlainFirstBytes goes to UCP before any request of
-// ours exists: most such complete in the call (eager), and need none. One that UCP keeps gets
-// its request then, which UCP's callback finds by UCP's request (Worker::plain_sends). A larger
-// one (UCP's rendezvous, which always returns a request) takes the request path at once. Any
-// doubt (bad arguments, a layout that is not contiguous host memory, earlier sends still
-// unsent, a timeline to keep) leaves the send to the request path, which reports the errors:
-// returns false.
-constexpr int64_t kPlainFirstBytes = 8192;  // UCX's shared-memory eager limit is about this
-
-// Where it looked the type and its plan up and left the send to the request path, *t and *plan
-// hold them for prepare_resolved; else they stay empty.
-bool send_plain_first(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag,
-                      const ucxdt_request_param_t *param, ucs_status_ptr_t *sent, TypePtr *t, PlanPtr *plan) {
-    Worker *w = ep->worker;
-    if (!w->cfg.plain_bit || !ep->unsent.empty() || (tag & w->cfg.plain_bit) || count < 0 || w->timeline) return false;
-    if (param && (param->field_mask & UCXDT_REQUEST_PARAM_FIELD_FLAGS) && (param->flags & ~UCXDT_SEND_FLAG_PACKED))
-        return false;
-    try {
-        const Worker::TypeUse *u = nullptr;
-        if (w->type_use(type, count, &u)) return clear_error(), false;  // prepare reports it
-        const Plan &pl = *u->plan;
-        if (pl.cls != UCXDT_PLAN_CONTIGUOUS || pl.packed_size > kPlainFirstBytes || layout_gpu(pl, buffer) >= 0) {
-            *t = u->type, *plan = u->plan;
-            return false;
-        }
-        ucp_request_param_t p{};
-        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-        p.cb.send = plain_sent;
-        p.user_data = w;
-        *sent = ucp_tag_send_nbx(ep->ucp_ep, at(const_cast<void *>(buffer), pl.base),
-                                 static_cast<size_t>(pl.packed_size), tag | w->cfg.plain_bit, &p);
-        // UCP keeps it: its request is made below, from the type and plan.
-        if (*sent != nullptr && !UCS_PTR_IS_ERR(*sent)) *t = u->type, *plan = u->plan;
-        return true;
-    } catch (...) {
-        t->reset(), plan->reset();
-        return false;
-    }
-}
-
-// Makes send r a plain message: UCP's own protocols move its bytes (post_tagged), under its tag
-// with the worker's plain bit, and it completes when UCP is done with the buffer (as eager).
-void as_plain(Request *r, ucp_tag_t plain_bit) {
-    r->plain = true;
-    r->tag |= plain_bit;
-    r->hdr.kind = TagKind::eager;
-}
-
 // UCP's error handler as ucxdt_ep_params_set_err_handler sets it.
 void ep_error_handler(void *arg, ucp_ep_h ep, ucs_status_t status) {
     const auto *h = static_cast<const Worker::ErrHandler *>(arg);
@@ -119,37 +58,6 @@ void ep_error_handler(void *arg, ucp_ep_h ep, ucs_status_t status) {
 }
 
 }  // namespace
-
-ucxdt_status_t ucxdt::rndv::Worker::post_recv(Request *r, ucp_tag_message_h handle) {
-    ucp_request_param_t p{};
-    // No immediate completion: the callback (maybe called inside this call) then sees
-    // every receive, with its length and sender tag.
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    p.cb.recv = tag_received;
-    p.user_data = r;
-    // A host layout takes the message through the wire datatype, whose callbacks may run
-    // inside this call (an unexpected message); a GPU layout lands it in its wire slot.
-    void *landing = r;
-    size_t count = 1;
-    if (r->gpu < 0) {
-        r->by_wire_dt = true;
-        p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-        p.datatype = wire_dt;
-    } else {
-        landing = wire_alloc(r, landing_bytes(cfg));
-        count = r->wire_len;
-    }
-    const ucs_status_ptr_t s = handle ? ucp_tag_msg_recv_nbx(ucp_worker, landing, count, handle, &p)
-                                      : ucp_tag_recv_nbx(ucp_worker, landing, count, r->tag, r->tag_mask, &p);
-    if (UCS_PTR_IS_ERR(s))
-        return fail(UCXDT_ERR_UCX, std::string(handle ? "ucp_tag_msg_recv_nbx: " : "ucp_tag_recv_nbx: ") +
-                                       ucs_status_string(UCS_PTR_STATUS(s)));
-    if (s == nullptr) return fail(UCXDT_ERR_UCX, "UCP's tagged receive completed without a request");
-    ++r->ucp_ops;
-    ++r->ucp_pending;
-    if (!r->ucp_done && !handle) r->ucp_req = s;  // cancelable until matched
-    return UCXDT_OK;
-}
 
 extern "C" {
 
@@ -398,110 +306,16 @@ ucxdt_status_ptr_t ucxdt_tag_send_nbx(ucxdt_ep_h ep, const void *buffer, int64_t
                                       ucxdt_type_t type, ucp_tag_t tag,
                                       const ucxdt_request_param_t *param) {
     if (!ep) return error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "ep must not be NULL"));
-    Worker *w = ep->worker;
-    WorkerLock lock(w);
-    ucs_status_ptr_t sent = nullptr;
-    TypePtr resolved_type;
-    PlanPtr resolved_plan;
-    if (send_plain_first(ep, buffer, count, type, tag, param, &sent, &resolved_type, &resolved_plan)) {
-        if (sent == nullptr) return nullptr;
-        if (UCS_PTR_IS_ERR(sent)) return error_ptr(Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(sent)));
-    }
-    Request *r = w->new_request(true, param);
-    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
-        if (ucxdt_status_t e = check_flags(r, UCXDT_SEND_FLAG_SYNC | UCXDT_SEND_FLAG_PACKED)) return e;
-        if (resolved_plan) prepare_resolved(r, const_cast<void *>(buffer), count, std::move(resolved_type), std::move(resolved_plan));
-        else if (ucxdt_status_t e = prepare(r, const_cast<void *>(buffer), count, type)) return e;
-        r->ep = ep;
-        r->tag = tag;
-        if (tag & w->cfg.plain_bit)
-            return fail(UCXDT_ERR_INVALID_PARAM, "the tag sets the worker's plain_tag_bit");
-        if (sent) {  // UCP has it, and its callback names r from now on
-            as_plain(r, w->cfg.plain_bit);
-            ++r->ucp_ops, ++r->ucp_pending;
-            w->plain_sends[sent] = r;
-            return UCXDT_OK;
-        }
-        ep->unsent.push_back(r);  // its tagged message goes after those of earlier sends
-        r->unsent = true;
-        if (w->cfg.plain_bit && r->contig && !(r->param.flags & UCXDT_SEND_FLAG_SYNC)) {
-            as_plain(r, w->cfg.plain_bit);
-            return w->send_tagged(r);
-        }
-        TagHeader &h = r->hdr;
-        h.magic = kMagic;
-        h.sender_uuid = w->uuid;
-        h.sreq_id = r->id;
-        h.packed = r->packed;
-        const Signature sig = Signature::repeat(r->type->signature, count);
-        h.sig_hash = sig.hash;
-        h.sig_length = (r->param.flags & UCXDT_SEND_FLAG_PACKED) ? kPackedSignature : sig.length;
-        // A receiver that can pull the message copies it in one GPU operation where eager takes
-        // two (a pack into the wire buffer, an unpack out of it): faster from 256 B on, one
-        // message at a time or a window (docs/performance.md, table c).
-        const int64_t eager = r->gpu < 0           ? w->cfg.host_eager
-                              : w->offers_pull(r) ? std::min(w->cfg.eager, w->cfg.ipc_eager)
-                                                  : w->cfg.eager;
-        if (r->packed <= eager) {
-            h.kind = r->param.flags & UCXDT_SEND_FLAG_SYNC ? TagKind::eager_sync : TagKind::eager;
-            if (r->gpu < 0) {  // UCP packs it from the layout when it sends (wire_dt.cpp)
-                r->by_wire_dt = true;
-                return w->send_tagged(r);
-            }
-            // A GPU layout packs into page-locked memory with zero copy (wire_alloc), on the
-            // worker's stream of its GPU; the message goes once that is done (gpu_done), so that
-            // a window of small sends queues its packs back to back instead of waiting for each.
-            char *m = w->wire_alloc(r, kEagerHeaderBytes + static_cast<size_t>(r->packed));
-            std::memcpy(m, &h, kEagerHeaderBytes);
-            char *data = m + kEagerHeaderBytes;
-            if (r->wire_slot >= 0 && r->packed > 0) {
-                if (!w->gpu(r)) {
-                    const ucxdt_status_t e = w->launch(r, GpuOp{GpuOp::send_tagged}, [&](const cudaStream_t *s) {
-                        return move_bytes(r, s, data, 0, r->packed, true, false);
-                    });
-                    if (e) cudaStreamSynchronize(r->stream->cuda_stream());  // nothing may write the slot after
-                    return e;
-                }
-                clear_error();  // no stream for r's GPU: packed synchronously
-            }
-            if (ucxdt_status_t e = move_bytes(r, nullptr, data, 0, r->packed, true, false)) return e;
-            return w->send_tagged(r);
-        }
-        w->send_start(r);
-        return UCXDT_OK;
-    });
-    if (st) w->complete(r, st);
-    return w->hand_out(r);  // NULL when the message went at once
+    WorkerLock lock(ep->worker);
+    return ep->worker->tag_send(ep, buffer, count, type, tag, param);
 }
 
 ucxdt_status_ptr_t ucxdt_tag_recv_nbx(ucxdt_worker_h worker, void *buffer, int64_t count,
                                       ucxdt_type_t type, ucp_tag_t tag, ucp_tag_t tag_mask,
                                       const ucxdt_request_param_t *param) {
     if (!worker) return error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "worker must not be NULL"));
-    Worker *w = worker;
-    WorkerLock lock(w);
-    Request *r = w->new_request(false, param);
-    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
-        if (ucxdt_status_t e = check_flags(r, UCXDT_RECV_FLAG_PACKED)) return e;
-        if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
-        r->tag = tag;
-        r->tag_mask = tag_mask;
-        if (const ucp_tag_t b = w->cfg.plain_bit) {  // matched here, in arrival order
-            r->tag &= ~b, r->tag_mask &= ~b;
-            w->take_arrivals();
-            if (Message *m = w->probed_match(r->tag, r->tag_mask)) return w->take(m, r), UCXDT_OK;
-            w->posted.push_back(r);
-            return UCXDT_OK;
-        }
-        // A message that a probe took out of UCP matches first: it came before UCP's.
-        if (Message *m = w->probed.empty() ? nullptr : w->probed_match(tag, tag_mask)) return w->claim(m, r), UCXDT_OK;
-        return w->post_recv(r, nullptr);
-    });
-    if (st) {
-        w->complete(r, st);
-        return w->hand_out(r);
-    }
-    return r;
+    WorkerLock lock(worker);
+    return worker->tag_recv(buffer, count, type, tag, tag_mask, param);
 }
 
 ucxdt_tag_message_h ucxdt_tag_probe_nb(ucxdt_worker_h worker, ucp_tag_t tag, ucp_tag_t tag_mask, int remove,
@@ -520,26 +334,12 @@ ucxdt_tag_message_h ucxdt_tag_probe_nb(ucxdt_worker_h worker, ucp_tag_t tag, ucp
 ucxdt_status_ptr_t ucxdt_tag_msg_recv_nbx(ucxdt_worker_h worker, void *buffer, int64_t count, ucxdt_type_t type,
                                           ucxdt_tag_message_h message, const ucxdt_request_param_t *param) {
     if (!worker || !message) return error_ptr(fail(UCXDT_ERR_INVALID_PARAM, "worker and message must not be NULL"));
-    Worker *w = worker;
-    WorkerLock lock(w);
+    WorkerLock lock(worker);
     Message *m = message;
-    if (std::find(w->probed.begin(), w->probed.end(), m) == w->probed.end() || !m->removed || m->claim)
+    if (std::find(worker->probed.begin(), worker->probed.end(), m) == worker->probed.end() || !m->removed || m->claim)
         return error_ptr(fail(UCXDT_ERR_INVALID_PARAM,
                               "message is not one that ucxdt_tag_probe_nb removed on this worker and no receive took"));
-    Request *r = w->new_request(false, param);
-    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
-        if (ucxdt_status_t e = check_flags(r, UCXDT_RECV_FLAG_PACKED)) return e;
-        if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
-        r->tag = m->sender_tag;
-        r->tag_mask = ~ucp_tag_t{0};
-        w->take(m, r);
-        return UCXDT_OK;
-    });
-    if (st) {  // the message stays, for another ucxdt_tag_msg_recv_nbx
-        w->complete(r, st);
-        return w->hand_out(r);
-    }
-    return r;
+    return worker->tag_msg_recv(buffer, count, type, m, param);
 }
 
 int ucxdt_request_check_status(void *request) {
@@ -565,25 +365,9 @@ int ucxdt_tag_recv_request_test(void *request, ucxdt_tag_recv_info_t *info) {
     return r->status;
 }
 
-// Ends r with `st` if it is a receive no message has matched: at once when the worker matches
-// in arrival order (posted), else through UCP's cancel, which ends it with r->cancel_status
-// (Event::tag_recv_done). Whether it did.
-static bool end_unmatched(Worker *w, Request *r, ucxdt_status_t st) {
-    if (r->is_send || r->matched || r->status != UCXDT_INPROGRESS) return false;
-    if (auto it = std::find(w->posted.begin(), w->posted.end(), r); it != w->posted.end()) {
-        w->posted.erase(it);  // never posted to UCP
-        w->complete(r, st);
-        return true;
-    }
-    if (!r->ucp_req) return false;
-    r->cancel_status = st;
-    ucp_request_cancel(w->ucp_worker, r->ucp_req);
-    return true;
-}
-
 void ucxdt_request_cancel(ucxdt_worker_h worker, void *request) {
     WorkerLock lock(worker);
-    if (worker) end_unmatched(worker, static_cast<Request *>(request), UCXDT_ERR_CANCELED);
+    if (worker) worker->end_unmatched(static_cast<Request *>(request), UCXDT_ERR_CANCELED);
 }
 
 size_t ucxdt_tag_recv_peer_failed(ucxdt_worker_h worker, ucp_tag_t tag, ucp_tag_t tag_mask) {
@@ -596,7 +380,7 @@ size_t ucxdt_tag_recv_peer_failed(ucxdt_worker_h worker, ucp_tag_t tag, ucp_tag_
         if (!r->is_send && (r->tag_mask & tag_mask) == tag_mask && ((r->tag ^ tag) & tag_mask) == 0) bound.push_back(r);
     std::sort(bound.begin(), bound.end(), [](const Request *a, const Request *b) { return a->id < b->id; });
     size_t n = 0;
-    for (Request *r : bound) n += end_unmatched(worker, r, UCXDT_ERR_PEER_FAILURE);
+    for (Request *r : bound) n += worker->end_unmatched(r, UCXDT_ERR_PEER_FAILURE);
     return n;
 }
 

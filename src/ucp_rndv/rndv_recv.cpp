@@ -4,6 +4,7 @@
 
 #include "base/address.hpp"
 #include "base/error.hpp"
+#include "dt/api_util.hpp"
 #include "dt/packed_prefix.hpp"
 
 #include <algorithm>
@@ -340,6 +341,115 @@ void Worker::recv_on_ready(const AmHeader &h) {
     if (r->ipc) return recv_ipc_frag(r, h.frag_index, h.slot, h.offset);
     if (h.frag_index >= 0 && h.frag_index < r->nfrags) r->remote_slots[h.frag_index] = h.slot;
     recv_advance(r);
+}
+
+// UCP's callback of a receive posted to it (post_recv): queued for progress.
+static void tag_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user_data) {
+    auto *r = static_cast<Request *>(user_data);
+    if (ucp_callback(r, request)) return;
+    Event &e = r->worker->events.emplace_back();  // in place: an Event is 416 bytes, once per message
+    e.kind = Event::tag_recv_done;
+    e.req = r;
+    e.status = status;
+    if (info) e.length = info->length, e.sender_tag = info->sender_tag;
+    r->ucp_req = nullptr;
+    r->ucp_done = true;
+    r->worker->mark(r, "ucp_received");
+    ucp_request_free(request);
+}
+
+ucxdt_status_t Worker::post_recv(Request *r, ucp_tag_message_h handle) {
+    ucp_request_param_t p{};
+    // No immediate completion: the callback (maybe called inside this call) then sees
+    // every receive, with its length and sender tag.
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    p.cb.recv = tag_received;
+    p.user_data = r;
+    // A host layout takes the message through the wire datatype, whose callbacks may run
+    // inside this call (an unexpected message); a GPU layout lands it in its wire slot.
+    void *landing = r;
+    size_t count = 1;
+    if (r->gpu < 0) {
+        r->by_wire_dt = true;
+        p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+        p.datatype = wire_dt;
+    } else {
+        landing = wire_alloc(r, landing_bytes(cfg));
+        count = r->wire_len;
+    }
+    const ucs_status_ptr_t s = handle ? ucp_tag_msg_recv_nbx(ucp_worker, landing, count, handle, &p)
+                                      : ucp_tag_recv_nbx(ucp_worker, landing, count, r->tag, r->tag_mask, &p);
+    if (UCS_PTR_IS_ERR(s))
+        return fail(UCXDT_ERR_UCX, std::string(handle ? "ucp_tag_msg_recv_nbx: " : "ucp_tag_recv_nbx: ") +
+                                       ucs_status_string(UCS_PTR_STATUS(s)));
+    if (s == nullptr) return fail(UCXDT_ERR_UCX, "UCP's tagged receive completed without a request");
+    ++r->ucp_ops;
+    ++r->ucp_pending;
+    if (!r->ucp_done && !handle) r->ucp_req = s;  // cancelable until matched
+    return UCXDT_OK;
+}
+
+// ucxdt_tag_recv_nbx after its argument checks, under the worker's lock.
+ucxdt_status_ptr_t Worker::tag_recv(void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag, ucp_tag_t tag_mask,
+                                    const ucxdt_request_param_t *param) {
+    Worker *w = this;
+    Request *r = w->new_request(false, param);
+    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
+        if (ucxdt_status_t e = check_flags(r, UCXDT_RECV_FLAG_PACKED)) return e;
+        if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
+        r->tag = tag;
+        r->tag_mask = tag_mask;
+        if (const ucp_tag_t b = w->cfg.plain_bit) {  // matched here, in arrival order
+            r->tag &= ~b, r->tag_mask &= ~b;
+            w->take_arrivals();
+            if (Message *m = w->probed_match(r->tag, r->tag_mask)) return w->take(m, r), UCXDT_OK;
+            w->posted.push_back(r);
+            return UCXDT_OK;
+        }
+        // A message that a probe took out of UCP matches first: it came before UCP's.
+        if (Message *m = w->probed.empty() ? nullptr : w->probed_match(tag, tag_mask)) return w->claim(m, r), UCXDT_OK;
+        return w->post_recv(r, nullptr);
+    });
+    if (st) {
+        w->complete(r, st);
+        return w->hand_out(r);
+    }
+    return r;
+}
+
+// ucxdt_tag_msg_recv_nbx after its argument checks: m is a message a probe removed, which no
+// receive has taken.
+ucxdt_status_ptr_t Worker::tag_msg_recv(void *buffer, int64_t count, ucxdt_type_t type, Message *m,
+                                        const ucxdt_request_param_t *param) {
+    Worker *w = this;
+    Request *r = w->new_request(false, param);
+    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
+        if (ucxdt_status_t e = check_flags(r, UCXDT_RECV_FLAG_PACKED)) return e;
+        if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
+        r->tag = m->sender_tag;
+        r->tag_mask = ~ucp_tag_t{0};
+        w->take(m, r);
+        return UCXDT_OK;
+    });
+    if (st) {  // the message stays, for another ucxdt_tag_msg_recv_nbx
+        w->complete(r, st);
+        return w->hand_out(r);
+    }
+    return r;
+}
+
+bool Worker::end_unmatched(Request *r, ucxdt_status_t st) {
+    Worker *w = this;
+    if (r->is_send || r->matched || r->status != UCXDT_INPROGRESS) return false;
+    if (auto it = std::find(w->posted.begin(), w->posted.end(), r); it != w->posted.end()) {
+        w->posted.erase(it);  // never posted to UCP
+        w->complete(r, st);
+        return true;
+    }
+    if (!r->ucp_req) return false;
+    r->cancel_status = st;
+    ucp_request_cancel(w->ucp_worker, r->ucp_req);
+    return true;
 }
 
 }  // namespace ucxdt::rndv

@@ -6,6 +6,8 @@
 
 #include "base/address.hpp"
 #include "base/error.hpp"
+#include "dt/api_util.hpp"
+#include "pack/transfer.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -26,6 +28,54 @@ void sent(Request *r, void *request, ucs_status_t status) {
 
 void tag_sent(void *request, ucs_status_t status, void *user_data) {
     sent(static_cast<Request *>(user_data), request, status);
+}
+
+// A plain send (Config::plain_bit) of up to kPlainFirstBytes goes to UCP before any request of
+// ours exists: most such complete in the call (eager), and need none. One that UCP keeps gets
+// its request then, which UCP's callback finds by UCP's request (Worker::plain_sends). A larger
+// one (UCP's rendezvous, which always returns a request) takes the request path at once. Any
+// doubt (bad arguments, a layout that is not contiguous host memory, earlier sends still
+// unsent, a timeline to keep) leaves the send to the request path, which reports the errors:
+// returns false.
+constexpr int64_t kPlainFirstBytes = 8192;  // UCX's shared-memory eager limit is about this
+
+// Where it looked the type and its plan up and left the send to the request path, *t and *plan
+// hold them for prepare_resolved; else they stay empty.
+bool send_plain_first(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag,
+                      const ucxdt_request_param_t *param, ucs_status_ptr_t *sent, TypePtr *t, PlanPtr *plan) {
+    Worker *w = ep->worker;
+    if (!w->cfg.plain_bit || !ep->unsent.empty() || (tag & w->cfg.plain_bit) || count < 0 || w->timeline) return false;
+    if (param && (param->field_mask & UCXDT_REQUEST_PARAM_FIELD_FLAGS) && (param->flags & ~UCXDT_SEND_FLAG_PACKED))
+        return false;
+    try {
+        const Worker::TypeUse *u = nullptr;
+        if (w->type_use(type, count, &u)) return clear_error(), false;  // prepare reports it
+        const Plan &pl = *u->plan;
+        if (pl.cls != UCXDT_PLAN_CONTIGUOUS || pl.packed_size > kPlainFirstBytes || layout_gpu(pl, buffer) >= 0) {
+            *t = u->type, *plan = u->plan;
+            return false;
+        }
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        p.cb.send = plain_sent;
+        p.user_data = w;
+        *sent = ucp_tag_send_nbx(ep->ucp_ep, at(const_cast<void *>(buffer), pl.base),
+                                 static_cast<size_t>(pl.packed_size), tag | w->cfg.plain_bit, &p);
+        // UCP keeps it: its request is made below, from the type and plan.
+        if (*sent != nullptr && !UCS_PTR_IS_ERR(*sent)) *t = u->type, *plan = u->plan;
+        return true;
+    } catch (...) {
+        t->reset(), plan->reset();
+        return false;
+    }
+}
+
+// Makes send r a plain message: UCP's own protocols move its bytes (post_tagged), under its tag
+// with the worker's plain bit, and it completes when UCP is done with the buffer (as eager).
+void as_plain(Request *r, ucp_tag_t plain_bit) {
+    r->plain = true;
+    r->tag |= plain_bit;
+    r->hdr.kind = TagKind::eager;
 }
 
 }  // namespace
@@ -398,6 +448,86 @@ ucxdt_status_t Worker::announce(Request *r, int64_t k, int slot, uint64_t offset
     m.slot = slot;
     m.offset = offset;
     return send_am(r->ep->ucp_ep, m, false);
+}
+
+// ucxdt_tag_send_nbx after its argument checks, under the worker's lock: a plain message where
+// it may go at once, else a request whose tagged message is eager data, a plain message or an
+// RTS.
+ucxdt_status_ptr_t Worker::tag_send(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag,
+                                    const ucxdt_request_param_t *param) {
+    Worker *w = this;
+    ucs_status_ptr_t sent = nullptr;
+    TypePtr resolved_type;
+    PlanPtr resolved_plan;
+    if (send_plain_first(ep, buffer, count, type, tag, param, &sent, &resolved_type, &resolved_plan)) {
+        if (sent == nullptr) return nullptr;
+        if (UCS_PTR_IS_ERR(sent)) return error_ptr(Worker::ucx_error("ucp_tag_send_nbx", UCS_PTR_STATUS(sent)));
+    }
+    Request *r = w->new_request(true, param);
+    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
+        if (ucxdt_status_t e = check_flags(r, UCXDT_SEND_FLAG_SYNC | UCXDT_SEND_FLAG_PACKED)) return e;
+        if (resolved_plan) prepare_resolved(r, const_cast<void *>(buffer), count, std::move(resolved_type), std::move(resolved_plan));
+        else if (ucxdt_status_t e = prepare(r, const_cast<void *>(buffer), count, type)) return e;
+        r->ep = ep;
+        r->tag = tag;
+        if (tag & w->cfg.plain_bit)
+            return fail(UCXDT_ERR_INVALID_PARAM, "the tag sets the worker's plain_tag_bit");
+        if (sent) {  // UCP has it, and its callback names r from now on
+            as_plain(r, w->cfg.plain_bit);
+            ++r->ucp_ops, ++r->ucp_pending;
+            w->plain_sends[sent] = r;
+            return UCXDT_OK;
+        }
+        ep->unsent.push_back(r);  // its tagged message goes after those of earlier sends
+        r->unsent = true;
+        if (w->cfg.plain_bit && r->contig && !(r->param.flags & UCXDT_SEND_FLAG_SYNC)) {
+            as_plain(r, w->cfg.plain_bit);
+            return w->send_tagged(r);
+        }
+        TagHeader &h = r->hdr;
+        h.magic = kMagic;
+        h.sender_uuid = w->uuid;
+        h.sreq_id = r->id;
+        h.packed = r->packed;
+        const Signature sig = Signature::repeat(r->type->signature, count);
+        h.sig_hash = sig.hash;
+        h.sig_length = (r->param.flags & UCXDT_SEND_FLAG_PACKED) ? kPackedSignature : sig.length;
+        // A receiver that can pull the message copies it in one GPU operation where eager takes
+        // two (a pack into the wire buffer, an unpack out of it): faster from 256 B on, one
+        // message at a time or a window (docs/performance.md, table c).
+        const int64_t eager = r->gpu < 0           ? w->cfg.host_eager
+                              : w->offers_pull(r) ? std::min(w->cfg.eager, w->cfg.ipc_eager)
+                                                  : w->cfg.eager;
+        if (r->packed <= eager) {
+            h.kind = r->param.flags & UCXDT_SEND_FLAG_SYNC ? TagKind::eager_sync : TagKind::eager;
+            if (r->gpu < 0) {  // UCP packs it from the layout when it sends (wire_dt.cpp)
+                r->by_wire_dt = true;
+                return w->send_tagged(r);
+            }
+            // A GPU layout packs into page-locked memory with zero copy (wire_alloc), on the
+            // worker's stream of its GPU; the message goes once that is done (gpu_done), so that
+            // a window of small sends queues its packs back to back instead of waiting for each.
+            char *m = w->wire_alloc(r, kEagerHeaderBytes + static_cast<size_t>(r->packed));
+            std::memcpy(m, &h, kEagerHeaderBytes);
+            char *data = m + kEagerHeaderBytes;
+            if (r->wire_slot >= 0 && r->packed > 0) {
+                if (!w->gpu(r)) {
+                    const ucxdt_status_t e = w->launch(r, GpuOp{GpuOp::send_tagged}, [&](const cudaStream_t *s) {
+                        return move_bytes(r, s, data, 0, r->packed, true, false);
+                    });
+                    if (e) cudaStreamSynchronize(r->stream->cuda_stream());  // nothing may write the slot after
+                    return e;
+                }
+                clear_error();  // no stream for r's GPU: packed synchronously
+            }
+            if (ucxdt_status_t e = move_bytes(r, nullptr, data, 0, r->packed, true, false)) return e;
+            return w->send_tagged(r);
+        }
+        w->send_start(r);
+        return UCXDT_OK;
+    });
+    if (st) w->complete(r, st);
+    return w->hand_out(r);  // NULL when the message went at once
 }
 
 }  // namespace ucxdt::rndv

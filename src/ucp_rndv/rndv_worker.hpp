@@ -633,6 +633,18 @@ struct Worker {
     void receive_message(Request *r, ucp_tag_message_h handle, ucp_tag_t sender_tag, size_t length, bool plain);
     /// Posts r's receive of a ucxdt message to UCP: by tag and mask, or of `handle` (from a probe).
     ucxdt_status_t post_recv(Request *r, ucp_tag_message_h handle);
+    /// The tagged calls of ucxdt_ucp.h after their argument checks, under the worker's lock
+    /// (rndv_send.cpp, rndv_recv.cpp).
+    ucxdt_status_ptr_t tag_send(Ep *ep, const void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag,
+                                const ucxdt_request_param_t *param);
+    ucxdt_status_ptr_t tag_recv(void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag, ucp_tag_t tag_mask,
+                                const ucxdt_request_param_t *param);
+    ucxdt_status_ptr_t tag_msg_recv(void *buffer, int64_t count, ucxdt_type_t type, Message *m,
+                                    const ucxdt_request_param_t *param);
+    /// Ends r with `st` if it is a receive no message has matched: at once when the worker
+    /// matches in arrival order (posted), else through UCP's cancel, which ends it with
+    /// r->cancel_status (Event::tag_recv_done). Whether it did.
+    bool end_unmatched(Request *r, ucxdt_status_t st);
     /// A plain message landed in r's buffer (`length` bytes): r completes.
     void recv_plain_done(Request *r, size_t length);
     /// UCP's receive for r ended with `us`: true when that ends r (an error, or r had ended
