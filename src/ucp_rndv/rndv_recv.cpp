@@ -389,26 +389,16 @@ ucxdt_status_t Worker::post_recv(Request *r, ucp_tag_message_h handle) {
     return UCXDT_OK;
 }
 
-// ucxdt_tag_recv_nbx after its argument checks, under the worker's lock.
-ucxdt_status_ptr_t Worker::tag_recv(void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag, ucp_tag_t tag_mask,
-                                    const ucxdt_request_param_t *param) {
-    Worker *w = this;
+// A new receive of (buffer, count, type) whose `match` (under guard) takes or posts it; a
+// receive that fails there ends at once, with its error as the returned pointer.
+template <class Match>
+static ucxdt_status_ptr_t new_receive(Worker *w, void *buffer, int64_t count, ucxdt_type_t type,
+                                      const ucxdt_request_param_t *param, Match match) {
     Request *r = w->new_request(false, param);
     const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
         if (ucxdt_status_t e = check_flags(r, UCXDT_RECV_FLAG_PACKED)) return e;
         if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
-        r->tag = tag;
-        r->tag_mask = tag_mask;
-        if (const ucp_tag_t b = w->cfg.plain_bit) {  // matched here, in arrival order
-            r->tag &= ~b, r->tag_mask &= ~b;
-            w->take_arrivals();
-            if (Message *m = w->probed_match(r->tag, r->tag_mask)) return w->take(m, r), UCXDT_OK;
-            w->posted.push_back(r);
-            return UCXDT_OK;
-        }
-        // A message that a probe took out of UCP matches first: it came before UCP's.
-        if (Message *m = w->probed.empty() ? nullptr : w->probed_match(tag, tag_mask)) return w->claim(m, r), UCXDT_OK;
-        return w->post_recv(r, nullptr);
+        return match(r);
     });
     if (st) {
         w->complete(r, st);
@@ -417,25 +407,35 @@ ucxdt_status_ptr_t Worker::tag_recv(void *buffer, int64_t count, ucxdt_type_t ty
     return r;
 }
 
+// ucxdt_tag_recv_nbx after its argument checks, under the worker's lock.
+ucxdt_status_ptr_t Worker::tag_recv(void *buffer, int64_t count, ucxdt_type_t type, ucp_tag_t tag, ucp_tag_t tag_mask,
+                                    const ucxdt_request_param_t *param) {
+    return new_receive(this, buffer, count, type, param, [&](Request *r) -> ucxdt_status_t {
+        r->tag = tag;
+        r->tag_mask = tag_mask;
+        if (const ucp_tag_t b = cfg.plain_bit) {  // matched here, in arrival order
+            r->tag &= ~b, r->tag_mask &= ~b;
+            take_arrivals();
+            if (Message *m = probed_match(r->tag, r->tag_mask)) return take(m, r), UCXDT_OK;
+            posted.push_back(r);
+            return UCXDT_OK;
+        }
+        // A message that a probe took out of UCP matches first: it came before UCP's.
+        if (Message *m = probed.empty() ? nullptr : probed_match(tag, tag_mask)) return claim(m, r), UCXDT_OK;
+        return post_recv(r, nullptr);
+    });
+}
+
 // ucxdt_tag_msg_recv_nbx after its argument checks: m is a message a probe removed, which no
-// receive has taken.
+// receive has taken. A receive that fails leaves it for another ucxdt_tag_msg_recv_nbx.
 ucxdt_status_ptr_t Worker::tag_msg_recv(void *buffer, int64_t count, ucxdt_type_t type, Message *m,
                                         const ucxdt_request_param_t *param) {
-    Worker *w = this;
-    Request *r = w->new_request(false, param);
-    const ucxdt_status_t st = guard([&]() -> ucxdt_status_t {
-        if (ucxdt_status_t e = check_flags(r, UCXDT_RECV_FLAG_PACKED)) return e;
-        if (ucxdt_status_t e = prepare(r, buffer, count, type)) return e;
+    return new_receive(this, buffer, count, type, param, [&](Request *r) -> ucxdt_status_t {
         r->tag = m->sender_tag;
         r->tag_mask = ~ucp_tag_t{0};
-        w->take(m, r);
+        take(m, r);
         return UCXDT_OK;
     });
-    if (st) {  // the message stays, for another ucxdt_tag_msg_recv_nbx
-        w->complete(r, st);
-        return w->hand_out(r);
-    }
-    return r;
 }
 
 bool Worker::end_unmatched(Request *r, ucxdt_status_t st) {
