@@ -87,16 +87,23 @@ Placement place(const L::Layout &l, const ucxdt::type &t) {
     return p;
 }
 
-Row run_layout(const L::Layout &l, const Options &opt, Gpu &g) {
+// A row naming layout l, its packed size, plan and GPU method; *t gets its committed type.
+Row layout_row(const L::Layout &l, ucxdt::type *t) {
     Row r;
     r.name = l.name, r.count = l.count;
-    ucxdt::type t = build(*l.type);
-    r.packed = l.count * t.size();
-    const ucxdt::plan_info plan = t.plan(l.count);
+    *t = build(*l.type);
+    r.packed = l.count * t->size();
+    const ucxdt::plan_info plan = t->plan(l.count);
     r.plan = L::plan_name(plan.plan_class), r.blocks = plan.num_blocks;
     ucxdt_gpu_method_t method;
-    ucxdt_ok(ucxdt_gpu_method(t.get(), l.count, &method), "ucxdt_gpu_method");
+    ucxdt_ok(ucxdt_gpu_method(t->get(), l.count, &method), "ucxdt_gpu_method");
     r.method = method_name(method);
+    return r;
+}
+
+Row run_layout(const L::Layout &l, const Options &opt, Gpu &g) {
+    ucxdt::type t;
+    Row r = layout_row(l, &t);
     if (r.packed == 0) {
         add_note(r, "no data");
         r.verified = true;
@@ -285,7 +292,7 @@ Row run_layout(const L::Layout &l, const Options &opt, Gpu &g) {
 
     // First use of a block list: a fresh type (committed, never packed) uploads its work units
     // on that call. Host clock from the call until the stream has finished.
-    if (plan.plan_class == UCXDT_PLAN_BLOCK_LIST && opt.first_use_reps > 0) {
+    if (t.plan(l.count).plan_class == UCXDT_PLAN_BLOCK_LIST && opt.first_use_reps > 0) {
         auto to_completion = [&](const ucxdt::type &ty) {
             int64_t p = 0;
             const auto t0 = Clock::now();

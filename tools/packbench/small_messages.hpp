@@ -31,15 +31,9 @@ std::vector<L::Layout> small_layouts(int64_t bytes) {
 }
 
 Row run_small(const L::Layout &l, const Options &opt, Gpu &g) {
-    Row r;
-    r.section = "small", r.name = l.name, r.count = l.count;
-    ucxdt::type t = build(*l.type);
-    r.packed = l.count * t.size();
-    const ucxdt::plan_info plan = t.plan(l.count);
-    r.plan = L::plan_name(plan.plan_class), r.blocks = plan.num_blocks;
-    ucxdt_gpu_method_t method;
-    ucxdt_ok(ucxdt_gpu_method(t.get(), l.count, &method), "ucxdt_gpu_method");
-    r.method = method_name(method);
+    ucxdt::type t;
+    Row r = layout_row(l, &t);
+    r.section = "small";
     r.slots = 1;
     DeviceBuffer in(l.buffer_bytes), pk(r.packed), ref(r.packed);
     HostBuffer h_in(l.buffer_bytes), h_packed(r.packed), h_got(r.packed);
