@@ -3,15 +3,14 @@
  * MPI_PROC_NULL. Blocking calls post a request and wait on it through opal_progress. */
 #include "pml_ucxdt.h"
 
-
-
 /* Posts a new nonblocking operation into *request; on failure nothing stays behind. */
 static int post(mca_pml_ucxdt_kind_t kind, const void *buf, size_t count, ompi_datatype_t *dt, int peer, int tag,
                 mca_pml_base_send_mode_t mode, ompi_communicator_t *comm, ompi_request_t **request) {
     mca_pml_ucxdt_request_t *r = mca_pml_ucxdt_request_make(kind, buf, count, dt, peer, tag, mode, comm, false);
     if (!r) return OMPI_ERR_OUT_OF_RESOURCE;
-    const int rc = mca_pml_ucxdt_request_post(r);
-    if (rc != OMPI_SUCCESS || r->sent_at_once) {
+    bool at_once = false;
+    const int rc = mca_pml_ucxdt_request_post(r, &at_once);
+    if (rc != OMPI_SUCCESS || at_once) {
         mca_pml_ucxdt_request_release(r);
         if (rc == OMPI_SUCCESS) *request = &ompi_request_empty;  /* complete, as MPI_Bsend's */
         return rc;

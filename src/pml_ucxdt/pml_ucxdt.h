@@ -159,8 +159,6 @@ typedef struct mca_pml_ucxdt_request {
     void *ended_op;
     struct mca_pml_ucxdt_request *next_finished;
     void *bsend_space;  /* a buffered send's packed copy in the attached buffer, returned at the end */
-    bool sent_at_once;  /* a nonpersistent send that ended in its post: the caller hands out
-                           ompi_request_empty instead, as pml ucx does its completed request */
     /* What a persistent request posts at each start. */
     void *buf;
     size_t count;
@@ -181,8 +179,12 @@ mca_pml_ucxdt_request_t *mca_pml_ucxdt_request_make(mca_pml_ucxdt_kind_t kind, c
 void mca_pml_ucxdt_request_release(mca_pml_ucxdt_request_t *r);
 int mca_pml_ucxdt_requests_init(void);
 void mca_pml_ucxdt_requests_fini(void);
-/* Posts the request's operation (its fields say which); OMPI_SUCCESS or an MPI error. */
-int mca_pml_ucxdt_request_post(mca_pml_ucxdt_request_t *r);
+/* Posts the request's operation (its fields say which); OMPI_SUCCESS or an MPI error. With
+ * at_once, a nonpersistent send that ended in its post sets *at_once and leaves r to the
+ * caller, which hands out ompi_request_empty instead (as pml ucx does its completed request);
+ * else it completes r. The caller reads nothing of r after a post that did not: another thread
+ * may have completed and freed it. */
+int mca_pml_ucxdt_request_post(mca_pml_ucxdt_request_t *r, bool *at_once);
 /* Posts a receive of a message taken by a matched probe (MPI_Imrecv). */
 int mca_pml_ucxdt_request_post_matched(mca_pml_ucxdt_request_t *r, ucxdt_tag_message_h message);
 /* Completes persistent request r at its start with err: a buffered send (MPI_SUCCESS), or an

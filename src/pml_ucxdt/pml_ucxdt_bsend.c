@@ -32,7 +32,7 @@ int mca_pml_ucxdt_bsend(const void *buf, size_t count, ompi_datatype_t *dt, int 
     /* Nobody waits for it: it is released, and its space returned, when it ends (request_done). */
     r->bsend_space = space;
     r->free_called = true;
-    if ((rc = mca_pml_ucxdt_request_post(r)) != OMPI_SUCCESS) {
+    if ((rc = mca_pml_ucxdt_request_post(r, NULL)) != OMPI_SUCCESS) {
         mca_pml_base_bsend_request_free(space);
         mca_pml_ucxdt_request_release(r);
     }

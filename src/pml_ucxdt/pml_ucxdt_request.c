@@ -16,7 +16,6 @@ static void request_reset(mca_pml_ucxdt_request_t *r) {
     r->ended_op = NULL;
     r->next_finished = NULL;
     r->bsend_space = NULL;
-    r->sent_at_once = false;
     r->dt = NULL;
     r->comm = NULL;
 }
@@ -218,12 +217,13 @@ static int begin(mca_pml_ucxdt_request_t *r, ucxdt_type_t *type, ucxdt_request_p
 }
 
 /* What ucxdt returned for r's operation: a request it will call back, NULL (a send complete
- * at once) or an error. */
-static int posted(mca_pml_ucxdt_request_t *r, ucxdt_status_ptr_t op) {
+ * at once) or an error. A send that ended at once is left to the caller when it asks
+ * (*at_once): completing and freeing r would cost more than the send. */
+static int posted(mca_pml_ucxdt_request_t *r, ucxdt_status_ptr_t op, bool *at_once) {
     if (UCXDT_PTR_IS_ERR(op)) return mca_pml_ucxdt_mpi_error(UCXDT_PTR_STATUS(op));
     if (op == NULL) {  /* r may be released here (a buffered send) */
-        if (r->kind == PML_UCXDT_SEND && !r->ompi.req_persistent && !r->bsend_space) {
-            r->sent_at_once = true;  /* completing and freeing r would cost more than the send */
+        if (at_once && r->kind == PML_UCXDT_SEND && !r->ompi.req_persistent && !r->bsend_space) {
+            *at_once = true;
             return OMPI_SUCCESS;
         }
         r->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
@@ -237,7 +237,7 @@ static int posted(mca_pml_ucxdt_request_t *r, ucxdt_status_ptr_t op) {
     return OMPI_SUCCESS;
 }
 
-int mca_pml_ucxdt_request_post(mca_pml_ucxdt_request_t *r) {
+int mca_pml_ucxdt_request_post(mca_pml_ucxdt_request_t *r, bool *at_once) {
     ucxdt_type_t type;
     ucxdt_request_param_t p;
     int rc = begin(r, &type, &p);
@@ -249,7 +249,7 @@ int mca_pml_ucxdt_request_post(mca_pml_ucxdt_request_t *r) {
             return MPI_ERR_PROC_FAILED;
         ucp_tag_t tag, mask;
         mca_pml_ucxdt_recv_tag(r->peer, r->tag, r->comm, &tag, &mask);
-        return posted(r, ucxdt_tag_recv_nbx(ompi_pml_ucxdt.worker, r->buf, (int64_t)r->count, type, tag, mask, &p));
+        return posted(r, ucxdt_tag_recv_nbx(ompi_pml_ucxdt.worker, r->buf, (int64_t)r->count, type, tag, mask, &p), NULL);
     }
     ucxdt_ep_h ep;
     if ((rc = mca_pml_ucxdt_peer_ep(r->comm, r->peer, &ep)) != OMPI_SUCCESS) return rc;
@@ -258,7 +258,7 @@ int mca_pml_ucxdt_request_post(mca_pml_ucxdt_request_t *r) {
         p.flags |= UCXDT_SEND_FLAG_SYNC;
     }
     const ucp_tag_t tag = mca_pml_ucxdt_send_tag(r->tag, ompi_comm_rank(r->comm), r->comm);
-    return posted(r, ucxdt_tag_send_nbx(ep, r->buf, (int64_t)r->count, type, tag, &p));
+    return posted(r, ucxdt_tag_send_nbx(ep, r->buf, (int64_t)r->count, type, tag, &p), at_once);
 }
 
 int mca_pml_ucxdt_request_post_matched(mca_pml_ucxdt_request_t *r, ucxdt_tag_message_h message) {
@@ -266,7 +266,7 @@ int mca_pml_ucxdt_request_post_matched(mca_pml_ucxdt_request_t *r, ucxdt_tag_mes
     ucxdt_request_param_t p;
     const int rc = begin(r, &type, &p);
     if (rc != OMPI_SUCCESS) return rc;
-    return posted(r, ucxdt_tag_msg_recv_nbx(ompi_pml_ucxdt.worker, r->buf, (int64_t)r->count, type, message, &p));
+    return posted(r, ucxdt_tag_msg_recv_nbx(ompi_pml_ucxdt.worker, r->buf, (int64_t)r->count, type, message, &p), NULL);
 }
 
 void mca_pml_ucxdt_request_end_at_start(mca_pml_ucxdt_request_t *r, int err) {

@@ -16,7 +16,7 @@ int mca_pml_ucxdt_start(size_t count, ompi_request_t **requests) {
              * from the attached buffer, and the request is complete at once. */
             rc = mca_pml_ucxdt_bsend(r->buf, r->count, r->dt, r->peer, r->tag, r->comm);
             mca_pml_ucxdt_request_end_at_start(r, rc);
-        } else if ((rc = mca_pml_ucxdt_request_post(r)) != OMPI_SUCCESS) {
+        } else if ((rc = mca_pml_ucxdt_request_post(r, NULL)) != OMPI_SUCCESS) {
             mca_pml_ucxdt_request_end_at_start(r, rc);  /* nothing was posted */
         }
         if (rc != OMPI_SUCCESS && first == OMPI_SUCCESS) first = rc;
