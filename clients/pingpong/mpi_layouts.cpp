@@ -1,4 +1,4 @@
-// mpi_layouts: the application layouts of test/support (DDTBench's, Comb's and the GPU datatype
+// mpi_layouts: the application layouts of support (DDTBench's, Comb's and the GPU datatype
 // papers'; docs/application-layouts.md) moved between ranks 0 and 1 by the MPI as derived
 // datatypes, each against the same MPI's send of a contiguous buffer of the packed size, in the
 // same run:
@@ -236,7 +236,7 @@ MPI_Datatype to_mpi_type(const L::Layout &lay, std::string *why) {
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Datatype t = MPI_DATATYPE_NULL;
     try {
-        t = ucxdt::testing::to_mpi(*lay.type);
+        t = ucxdt::support::to_mpi(*lay.type);
     } catch (const std::exception &e) {
         *why = e.what();
     }

@@ -1,7 +1,7 @@
 // The stream-ordered API on user streams and inside CUDA graphs: pageable memory refused
 // before anything is enqueued, and captured packs and unpacks launched twice. The harness is
-// support/gpu_check.hpp; without a GPU every test skips.
-#include "support/gpu_check.hpp"
+// harness/gpu_check.hpp; without a GPU every test skips.
+#include "harness/gpu_check.hpp"
 
 #include <algorithm>
 #include <cstdint>

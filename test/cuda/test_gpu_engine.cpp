@@ -1,13 +1,13 @@
 // The GPU engine against the CPU engine and the reference type-map walker on device memory:
 // random types, application layouts, and corner types (negative displacements, block lists of
-// many chunks, nothing to move). The harness is support/gpu_check.hpp; without a GPU every test
+// many chunks, nothing to move). The harness is harness/gpu_check.hpp; without a GPU every test
 // skips.
 //
 // Environment: UCXDT_GPU_TEST_TYPES (random types, default 10000; lower it under
 // compute-sanitizer), UCXDT_TEST_SEED (replays a run), UCXDT_GPU_TEST_TRACE=1 (names each
 // random type before its check: finds one that crashes). test/CMakeLists.txt runs the
 // application layouts again with UCXDT_GPU_METHOD=kernel and =copy.
-#include "support/gpu_check.hpp"
+#include "harness/gpu_check.hpp"
 #include "support/layout_names.hpp"
 
 #include <chrono>

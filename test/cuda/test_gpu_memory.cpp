@@ -1,10 +1,10 @@
 // Every memory kind on either side of the calls (zero copy, managed, staged pageable memory),
 // two GPUs, and layouts whose data is on the GPU though the buffer pointer is not. The harness
-// is support/gpu_check.hpp; without a GPU every test skips.
+// is harness/gpu_check.hpp; without a GPU every test skips.
 //
 // UCXDT_STAGING_MB: the engine's staging buffer (32 MiB by default), read once per process;
 // test/CMakeLists.txt runs GpuStaging again with 1.
-#include "support/gpu_check.hpp"
+#include "harness/gpu_check.hpp"
 
 #include <cstdint>
 #include <iterator>

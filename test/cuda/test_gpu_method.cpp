@@ -1,10 +1,10 @@
 // Strided plans on the GPU (element widths, short blocks, resized extents, misalignment) and
-// the method the engine picks for each class of plan. The harness is support/gpu_check.hpp;
+// the method the engine picks for each class of plan. The harness is harness/gpu_check.hpp;
 // without a GPU every test skips.
 //
 // test/CMakeLists.txt runs this binary again with UCXDT_GPU_METHOD=kernel and =copy, which the
 // engine reads once per process.
-#include "support/gpu_check.hpp"
+#include "harness/gpu_check.hpp"
 
 #include <cstdlib>
 #include <stdexcept>

@@ -3,7 +3,7 @@
 // UCXDT_GPU_STREAM_PRIORITY. Both settings are read once per process: each case reads them in
 // a process of its own (expect_settings).
 #include "kernels/pack_kernels.hpp"
-#include "support/gpu_check.hpp"
+#include "harness/gpu_check.hpp"
 
 #include <ucp/api/ucp.h>
 #include <ucxdt/ucxdt_ucp.h>

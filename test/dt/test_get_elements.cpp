@@ -17,7 +17,7 @@
 namespace {
 
 namespace L = ucxdt::layouts;
-namespace T = ucxdt::testing;
+namespace T = ucxdt::support;
 
 // A description built and committed as a ucxdt type, freed on scope exit.
 struct Built {

@@ -1,6 +1,6 @@
 // Every application layout through the CPU engine, checked against the source's numbers and
-// against the reference type-map walker (test/support/typemap_walk), the same for layouts
-// that the registry (test/support/registry) builds from parameters, plus known answers for
+// against the reference type-map walker (support/typemap_walk), the same for layouts
+// that the registry (support/registry) builds from parameters, plus known answers for
 // the walker itself and the C++ wrappers.
 #include "support/app_layouts.hpp"
 #include "support/registry.hpp"
@@ -225,7 +225,7 @@ TEST_P(LayoutTest, RangesInRandomOrder) {
 }
 
 std::string layout_test_name(const ::testing::TestParamInfo<size_t> &info) {
-    return ucxdt::testing::param_name(info.param, checked_layouts()[info.param].name);
+    return ucxdt::support::param_name(info.param, checked_layouts()[info.param].name);
 }
 
 INSTANTIATE_TEST_SUITE_P(App, LayoutTest, ::testing::Range<size_t>(0, all_layouts().size()),

@@ -34,7 +34,7 @@ namespace oracle {
 
 namespace L = ucxdt::layouts;
 
-namespace T = ucxdt::testing;
+namespace T = ucxdt::support;
 
 using Bytes = std::vector<std::byte>;
 

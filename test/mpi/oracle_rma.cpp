@@ -8,10 +8,10 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
-#include "support/layout_buffer.hpp"
+#include "harness/layout_buffer.hpp"
 #include "support/mpi_desc.hpp"
 #include "support/mpi_deviations.hpp"
-#include "support/rma_support.hpp"
+#include "harness/rma_support.hpp"
 
 #include <gtest/gtest.h>
 

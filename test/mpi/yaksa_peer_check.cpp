@@ -22,7 +22,7 @@
 namespace {
 
 namespace L = ucxdt::layouts;
-namespace T = ucxdt::testing;
+namespace T = ucxdt::support;
 namespace B = ucxdt::bench;
 
 B::Yaksa &library() {

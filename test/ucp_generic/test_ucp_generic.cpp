@@ -5,9 +5,9 @@
 // order at the map's bytes and its poison everywhere else. The Gpu cases do the same with
 // either side, or both, in CUDA device memory (skipped without a GPU), which goes through the
 // pinned ring of the generic datatype.
-#include "support/layout_buffer.hpp"
-#include "support/two_process.hpp"
-#include "support/ucp_pair.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/two_process.hpp"
+#include "harness/ucp_pair.hpp"
 
 #include <ucxdt/ucp_generic.h>
 

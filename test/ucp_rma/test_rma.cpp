@@ -3,9 +3,9 @@
 // the target (or origin) layout checked against the reference walker and every other byte of
 // the buffer left as it was; flushes; and bad input, which fails before anything moves. The
 // GPU cases (CUDA IPC between the workers, and the UCP path of GPU origins) skip without a GPU.
-#include "support/layout_buffer.hpp"
-#include "support/rma_support.hpp"
-#include "support/scoped_env.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/rma_support.hpp"
+#include "harness/scoped_env.hpp"
 #include "ucp_rma/rma.hpp"
 
 #include <ucxdt/ucxdt_rma.h>

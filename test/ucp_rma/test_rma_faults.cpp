@@ -1,9 +1,9 @@
 // A one-sided target killed mid-transfer (include/ucxdt/ucxdt_rma.h): a forked target
-// (support/rma_target.hpp) registers a host region and is killed while puts into it are in
+// (harness/rma_target.hpp) registers a host region and is killed while puts into it are in
 // flight. Every outstanding put and the flush end with an error within seconds; none hangs.
-#include "support/layout_buffer.hpp"
-#include "support/rma_support.hpp"
-#include "support/rma_target.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/rma_support.hpp"
+#include "harness/rma_target.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
 

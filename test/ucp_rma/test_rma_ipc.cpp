@@ -1,13 +1,13 @@
 // One-sided puts over CUDA IPC into another process (include/ucxdt/ucxdt_rma.h): a forked
-// target (support/rma_target.hpp) registers a device region; the parent puts from device memory
+// target (harness/rma_target.hpp) registers a device region; the parent puts from device memory
 // strided into strided, into the same layout, into and out of contiguous, and random types into
 // relayouts, each at its own MiB of the region; the target checks every byte there against the
 // walker. Its own binary: CUDA must not have started in the parent before the fork, which an
 // earlier test's UCP context (its CUDA transports) would do. With UCXDT_CUDA_IPC=n (the
 // test_rma_ipc_ucp variant) the same puts take UCP's own RMA where it reaches device memory.
-#include "support/layout_buffer.hpp"
-#include "support/rma_support.hpp"
-#include "support/rma_target.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/rma_support.hpp"
+#include "harness/rma_target.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
 

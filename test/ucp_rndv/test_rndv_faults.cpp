@@ -3,10 +3,10 @@
 // on the CUDA IPC path. The survivor's requests must complete with UCXDT_ERR_PEER_FAILURE
 // within a bounded time, and the worker must go on serving: a transfer to itself afterwards
 // needs every staging slot back in the pools.
-#include "support/layout_buffer.hpp"
-#include "support/rndv_support.hpp"
-#include "support/scoped_env.hpp"
-#include "support/two_process.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/rndv_support.hpp"
+#include "harness/scoped_env.hpp"
+#include "harness/two_process.hpp"
 #include "ucp_rndv/rndv_worker.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>

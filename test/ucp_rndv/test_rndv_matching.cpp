@@ -2,9 +2,9 @@
 // synchronous sends (MPI-4.1 §3.4), and the matched message's full tag and length on every
 // completed receive (an MPI status). Host layouts between two workers of one process, and GPU
 // memory in the Gpu cases, which skip without a GPU.
-#include "support/layout_buffer.hpp"
+#include "harness/layout_buffer.hpp"
 #include "support/prefix_type.hpp"
-#include "support/rndv_support.hpp"
+#include "harness/rndv_support.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
 

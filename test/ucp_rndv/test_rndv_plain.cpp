@@ -3,9 +3,9 @@
 // arrival order. Two workers of one process; receives in host memory, and in GPU memory in
 // the Gpu cases, which skip without a GPU. The other rendezvous tests run again in this mode
 // as ctest variants.
-#include "support/layout_buffer.hpp"
-#include "support/rndv_support.hpp"
-#include "support/scoped_env.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/rndv_support.hpp"
+#include "harness/scoped_env.hpp"
 #include "ucp_rndv/rndv_wire.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>

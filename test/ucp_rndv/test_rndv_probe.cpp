@@ -2,8 +2,8 @@
 // ucxdt_tag_msg_recv_nbx; MPI_Iprobe, MPI_Improbe and MPI_Mrecv, MPI-4.1 §3.8), and how they
 // keep the order of matching and the completion of synchronous sends. Two workers of one
 // process; host memory, and GPU memory in the Gpu cases, which skip without a GPU.
-#include "support/layout_buffer.hpp"
-#include "support/rndv_support.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/rndv_support.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
 

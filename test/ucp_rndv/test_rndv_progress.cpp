@@ -1,8 +1,8 @@
 // MPI's progress rule (MPI-4.1 §3.5) for staged host sends: a send whose receive is posted
 // completes, however many earlier sends wait for receives not yet posted. Host layouts between
 // two workers of one process, fragments as active messages (the default).
-#include "support/layout_buffer.hpp"
-#include "support/rndv_support.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/rndv_support.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
 

@@ -1,10 +1,10 @@
 // Which peers share a node with a worker, and which UCX transports join them, as UCX itself has
 // it (src/ucp_rndv/ucx_reach.hpp): the node is UCX's system ID, so another network namespace
 // of this host (a container's) is this node, and CUDA IPC needs UCX's cuda_ipc in the context.
-#include "support/layout_buffer.hpp"
-#include "support/rndv_support.hpp"
-#include "support/scoped_env.hpp"
-#include "support/two_process.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/rndv_support.hpp"
+#include "harness/scoped_env.hpp"
+#include "harness/two_process.hpp"
 #include "ucp_rndv/rndv_worker.hpp"  // the peers a worker knows and how it reached them
 
 #include <ucs/sys/uid.h>

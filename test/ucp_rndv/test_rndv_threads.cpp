@@ -1,8 +1,8 @@
 // A ucxdt worker over a UCS_THREAD_MODE_MULTI UCP worker (MPI_THREAD_MULTIPLE): any thread
 // posts, progresses, tests, cancels and frees (include/ucxdt/ucxdt_ucp.h, "Threads").
-#include "support/layout_buffer.hpp"
-#include "support/rndv_support.hpp"
-#include "support/ucp_pair.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/rndv_support.hpp"
+#include "harness/ucp_pair.hpp"
 #include "support/worker_address.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>

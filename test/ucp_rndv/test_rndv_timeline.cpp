@@ -1,9 +1,9 @@
 // UCXDT_TIMELINE (src/ucp_rndv/timeline.hpp): with it set, each worker writes its requests'
 // protocol steps at destruction, one file per worker, steps in the order they happened; without
 // it (or with it empty), none. An eager message and a rendezvous one (host staging) between two workers.
-#include "support/layout_buffer.hpp"
-#include "support/rndv_support.hpp"
-#include "support/scoped_env.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/rndv_support.hpp"
+#include "harness/scoped_env.hpp"
 #include "ucp_rndv/rndv_worker.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>

@@ -73,7 +73,7 @@ struct Ucp {
             if (ucxdt_worker_create(&dp, &dw) != UCXDT_OK) die("ucxdt_worker_create: %s", ucxdt_last_error());
         }
         std::string addr;
-        if (ucs_status_t s = ucxdt::testing::worker_address(worker, &addr); s != UCS_OK)
+        if (ucs_status_t s = ucxdt::support::worker_address(worker, &addr); s != UCS_OK)
             die("ucp_worker_query: %s", ucs_status_string(s));
         send_blob(fd, addr, "while sending the worker address");
         const std::string peer = recv_blob(fd, "while waiting for its worker address");

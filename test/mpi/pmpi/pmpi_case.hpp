@@ -16,7 +16,7 @@
 namespace pmpi {
 
 namespace L = ucxdt::layouts;
-namespace T = ucxdt::testing;
+namespace T = ucxdt::support;
 using Bytes = std::vector<std::byte>;
 
 /// --mem device: every buffer handed to MPI is a GPU copy of its host image (cudaMalloc), so

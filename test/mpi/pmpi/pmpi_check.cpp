@@ -1,7 +1,7 @@
 // The multi-rank check of libucxdt_pmpi, the PMPI interposer, on host or device buffers: an
 // unmodified MPI program, run once with the interposer preloaded and once without (the baseline):
 //
-//   mpirun -np N env LD_PRELOAD=libucxdt_pmpi_<mpi>.so UCXDT_PMPI_HOST=1
+//   mpirun -np N env LD_PRELOAD=build/pmpi/ucxdt_pmpi_<mpi>/libucxdt_pmpi.so UCXDT_PMPI_HOST=1
 //                pmpi_check_<mpi> --expect-interposer [--seed S] [--types N] [--max-size BYTES]
 //   mpirun -np N pmpi_check_<mpi> [--seed S] [--types N] [--max-size BYTES]
 // --mem device hands MPI device copies of every buffer (GPU 0; needs a CUDA-aware MPI without
@@ -29,7 +29,7 @@
 // symbol must be absent: the baseline ran on the MPI alone.
 #include "pmpi_case.hpp"
 
-#include "support/layout_buffer.hpp"
+#include "harness/layout_buffer.hpp"
 #include "support/mpi_deviations.hpp"
 
 #if __has_include(<ucxdt/pmpi.h>)
@@ -207,7 +207,7 @@ int run(const Options &o, int rank, int size) {
                 std::printf("FAIL rank %d %s: %s\n", rank, name.c_str(), e.what());
                 if (!mode.per_peer)
                     std::printf("  types of %s: send %s, receive %s, count %lld\n", name.c_str(),
-                                T::short_desc(*pair.send).c_str(), T::short_desc(*pair.recv).c_str(),
+                                ucxdt::testing::short_desc(*pair.send).c_str(), ucxdt::testing::short_desc(*pair.recv).c_str(),
                                 static_cast<long long>(pair.count));
                 std::fflush(stdout);
                 MPI_Abort(MPI_COMM_WORLD, 3);
@@ -217,7 +217,7 @@ int run(const Options &o, int rank, int size) {
             if (!c.failures.empty()) {  // what to rebuild the case from
                 auto show = [&](const Pair &q, const std::string &which) {
                     std::printf("  types of %s%s: send %s, receive %s\n", name.c_str(), which.c_str(),
-                                T::short_desc(*q.send).c_str(), T::short_desc(*q.recv).c_str());
+                                ucxdt::testing::short_desc(*q.send).c_str(), ucxdt::testing::short_desc(*q.recv).c_str());
                 };
                 if (!mode.per_peer) show(pair, "");
                 for (int s = 0; mode.per_peer && s < size; ++s)

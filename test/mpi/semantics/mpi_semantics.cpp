@@ -295,7 +295,7 @@ private:
         if (ucxdt_worker_create(&xp, &worker_) != UCXDT_OK) die(std::string("ucxdt_worker_create: ") + ucxdt_last_error());
         // Every worker's address to every rank.
         std::string address;
-        check(ucxdt::testing::worker_address(ucp_worker_, &address), "ucp_worker_query");
+        check(ucxdt::support::worker_address(ucp_worker_, &address), "ucp_worker_query");
         const int len = static_cast<int>(address.size());
         std::vector<int> lens(size), offs(size);
         MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);

@@ -90,8 +90,10 @@ TEST(RndvHostFrags, FirstFragmentsArePackedOneAProgress) {
     for (int i = 0; i < 200; ++i) p.progress();
     EXPECT_TRUE(s.host_packing.empty());
     for (int w = 0; w < 2; ++w)
-        for (const auto &pool : internals(p.w[w]).pools)
-            if (pool) EXPECT_EQ(pool->free_slots(), 8) << "worker " << w << ": slots not given back";
+        for (const auto &pool : internals(p.w[w]).pools) {
+            if (!pool) continue;
+            EXPECT_EQ(pool->free_slots(), 8) << "worker " << w << ": slots not given back";
+        }
 }
 
 

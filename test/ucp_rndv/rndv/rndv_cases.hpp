@@ -4,10 +4,10 @@
 #pragma once
 
 #include "support/registry.hpp"
-#include "support/layout_buffer.hpp"
-#include "support/rndv_support.hpp"
-#include "support/scoped_env.hpp"
-#include "support/ucp_pair.hpp"
+#include "harness/layout_buffer.hpp"
+#include "harness/rndv_support.hpp"
+#include "harness/scoped_env.hpp"
+#include "harness/ucp_pair.hpp"
 #include "ucp_rndv/frag_model.hpp"
 #include "ucp_rndv/rndv_worker.hpp"  // to tell which path a GPU transfer took
 #include "cuda/method.hpp"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 using namespace layouts;
 
@@ -103,4 +103,4 @@ bool near_limit(const TypeDesc &d) {
     });
 }
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -6,8 +6,8 @@
 // it then): the child tells whether it has a GPU.
 #pragma once
 
-#include "support/rndv_support.hpp"
-#include "support/two_process.hpp"
+#include "harness/rndv_support.hpp"
+#include "harness/two_process.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
 
@@ -22,6 +22,8 @@
 #include <poll.h>
 
 namespace ucxdt::testing {
+
+using namespace ucxdt::support;  // the harness and its tests speak support/'s descriptions
 
 constexpr uint64_t kRmaFeatures = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA;
 /// The exit status of a device target without a GPU.

@@ -5,9 +5,9 @@
 #include "mpi_desc.hpp"  // mpi.h as the tests include it, and TypeDesc
 #include "support/deviations.hpp"
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 /// The MPI library this process runs, by MPI_Get_library_version (MPI must be initialized).
 MpiIdentity mpi_identity();
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 MpiIdentity mpi_identity() {
     char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
@@ -18,4 +18,4 @@ MpiIdentity mpi_identity() {
     return id;
 }
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -1,6 +1,6 @@
 // The GPU tests' shared harness (gpu_check.hpp): CUDA plumbing, buffers of every memory kind,
 // expected images, and the check of a type on the GPU against the CPU engine.
-#include "support/gpu_check.hpp"
+#include "harness/gpu_check.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 /// The environment variable `name` as a number (any base strtoull reads), `dflt` when unset
 /// or empty.
@@ -22,4 +22,4 @@ inline uint64_t mix(uint64_t z) {
     return z ^ (z >> 31);
 }
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

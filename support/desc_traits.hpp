@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 /// Copies of the child that a one-child constructor places (0 for struct, named, resized, dup).
 int64_t copies(const layouts::TypeDesc &d);
@@ -41,4 +41,4 @@ bool has_zero_block(const layouts::TypeDesc &d);
 /// memory, near the MPI_Aint limits.
 bool near_limit(const layouts::TypeDesc &d);
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <random>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 using Rng = std::mt19937_64;
 
@@ -68,4 +68,4 @@ BufferSpan buffer_span(const layouts::TypeDesc &desc, int64_t count, int64_t sla
 BufferSpan buffer_span(int64_t size, int64_t extent, int64_t true_lb, int64_t true_extent,
                        int64_t count, int64_t slack = 0);
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

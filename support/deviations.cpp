@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 using namespace layouts;
 
@@ -319,4 +319,4 @@ const Deviation *find_deviation(const std::vector<const Deviation *> &known, con
     return nullptr;
 }
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

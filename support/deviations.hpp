@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 struct MpiIdentity {
     enum class Flavor { open_mpi, mpich, other };  // OPEN_MPI and MPICH are mpi.h macros
@@ -54,4 +54,4 @@ std::vector<const Deviation *> deviations_of(const layouts::TypeDesc &desc, int6
 /// The deviation of `known` with this id, or null.
 const Deviation *find_deviation(const std::vector<const Deviation *> &known, const char *id);
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -9,7 +9,7 @@
 #include <numeric>
 #include <vector>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 using namespace layouts;
 
@@ -520,4 +520,4 @@ BufferSpan buffer_span(int64_t size, int64_t extent, int64_t true_lb, int64_t tr
     return {static_cast<int64_t>(bytes), static_cast<int64_t>(origin)};
 }
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -1,6 +1,6 @@
 // A constructor-level description of a datatype, independent of any library.
 // Layouts, the random type generator and the MPI oracle all speak this one description, and
-// each materializes it: into ucxdt here (build), into MPI in test/support/mpi_desc.
+// each materializes it: into ucxdt here (build), into MPI in support/mpi_desc.
 #pragma once
 
 #include <ucxdt/ucxdt.h>

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 namespace L = ucxdt::layouts;
 
@@ -33,4 +33,4 @@ std::string app_layout_test_name(const ParamInfo &info) {
     return param_name(info.param, app_layouts()[info.param].name);
 }
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 enum class Edge : int {
     NEGATIVE,     // negative strides and steps, negative extents from resized (-1 included)
@@ -36,4 +36,4 @@ EdgeCase edge_desc(Edge e, Rng &rng);
 /// Whether (desc, count) shows the feature of `e`.
 bool in_category(Edge e, const layouts::TypeDesc &desc, int64_t count);
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -14,7 +14,7 @@
 #include "support/random_desc.hpp"  // BufferSpan
 #include "support/type_desc.hpp"
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 /// The predefined MPI datatype of a ucxdt primitive (MPI_INT8_T for UCXDT_INT8, ...).
 /// Throws std::invalid_argument for a value out of range.
@@ -39,4 +39,4 @@ BufferSpan mpi_span(MPI_Datatype t, int64_t count, int64_t slack);
 BufferSpan joint_span(const layouts::TypeDesc &desc, MPI_Datatype t, int64_t count,
                       int64_t slack);
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

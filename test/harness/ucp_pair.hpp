@@ -12,6 +12,8 @@
 
 namespace ucxdt::testing {
 
+using namespace ucxdt::support;  // the harness and its tests speak support/'s descriptions
+
 struct UcpPair {
     ucp_context_h ctx = nullptr;
     ucp_worker_h w[2] = {nullptr, nullptr};

@@ -20,6 +20,8 @@
 
 namespace ucxdt::testing {
 
+using namespace ucxdt::support;  // the harness and its tests speak support/'s descriptions
+
 namespace L = ucxdt::layouts;
 
 

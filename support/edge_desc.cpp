@@ -7,7 +7,7 @@
 #include <climits>
 #include <vector>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 using namespace layouts;
 
@@ -224,4 +224,4 @@ EdgeCase edge_desc(Edge e, Rng &rng) {
     }
 }
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 /// UCS_OK and the address of `w` in *out (ucp_ep_params_t::address takes its data), or UCP's status.
 inline ucs_status_t worker_address(ucp_worker_h w, std::string *out) {
@@ -19,4 +19,4 @@ inline ucs_status_t worker_address(ucp_worker_h w, std::string *out) {
     return UCS_OK;
 }
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -2,7 +2,7 @@
 // key on the other.
 #pragma once
 
-#include "support/rndv_support.hpp"
+#include "harness/rndv_support.hpp"
 #include "ucp_rma/rma.hpp"
 
 #include <ucxdt/ucxdt_rma.h>
@@ -11,6 +11,8 @@
 #include <string>
 
 namespace ucxdt::testing {
+
+using namespace ucxdt::support;  // the harness and its tests speak support/'s descriptions
 
 /// The one-sided layer of a ucxdt worker (its only extension, made by its first one-sided call
 /// or registration), for its counters and state.

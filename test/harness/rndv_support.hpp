@@ -2,7 +2,7 @@
 // wait for a request's final status with a bound.
 #pragma once
 
-#include "support/ucp_pair.hpp"
+#include "harness/ucp_pair.hpp"
 
 #include <ucxdt/ucxdt_ucp.h>
 
@@ -13,6 +13,8 @@
 #include <string>
 
 namespace ucxdt::testing {
+
+using namespace ucxdt::support;  // the harness and its tests speak support/'s descriptions
 
 /// Worker settings of a test (small, so that transfers cycle their fragments and slots).
 /// eager < 0: the worker's own thresholds (none given).
@@ -91,7 +93,7 @@ int wait_request(ucxdt_status_ptr_t req, Progress progress, std::chrono::seconds
     return st;
 }
 
-// Two connected UCP workers of one process (support/ucp_pair.hpp) with a ucxdt worker and
+// Two connected UCP workers of one process (harness/ucp_pair.hpp) with a ucxdt worker and
 // endpoint on each.
 class RndvPair {
 public:

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 /// The first k primitives of `count` elements of d, as a struct of runs of one primitive
 /// placed one after another (dense: its packed stream is its memory).
@@ -31,4 +31,4 @@ inline layouts::TypeDescPtr prefix_type(const layouts::TypeDesc &d, int64_t coun
     return layouts::structure(blocks, disps, types);
 }
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -27,6 +27,10 @@
 #include <utility>
 #include <vector>
 
+namespace ucxdt::testing {
+using namespace ucxdt::support;  // the harness and its tests speak support/'s descriptions
+}  // namespace ucxdt::testing
+
 namespace ucxdt::testing::gpu {
 
 namespace L = ucxdt::layouts;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace ucxdt::testing {
+namespace ucxdt::support {
 
 using layouts::TypeDesc;
 
@@ -224,4 +224,4 @@ BufferSpan joint_span(const TypeDesc &desc, MPI_Datatype t, int64_t count, int64
     return {origin + std::max(a.bytes - a.origin, b.bytes - b.origin), origin};
 }
 
-}  // namespace ucxdt::testing
+}  // namespace ucxdt::support

@@ -2,7 +2,7 @@
 // through pipes, and a bounded wait for the child's exit status.
 #pragma once
 
-#include "support/rndv_support.hpp"
+#include "harness/rndv_support.hpp"
 #include "support/worker_address.hpp"
 
 #include <ucp/api/ucp.h>
@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 namespace ucxdt::testing {
+
+using namespace ucxdt::support;  // the harness and its tests speak support/'s descriptions
 
 /// One process's side: its own context, worker and endpoint to the peer.
 struct ProcessSide {
