@@ -1,5 +1,6 @@
-# Sourced by scripts/device-run's netns phase and test/tools/netns_generic_tcp.sh: two network
-# namespaces of this host joined by a veth pair (MTU 1500), which stand in for two nodes when
+# Sourced by the device's netns phase (scripts/device/phases/netns.sh) and by
+# test/tools/netns_generic_tcp.sh: two network namespaces of this host joined by a veth pair
+# (MTU 1500), which stand in for two nodes when
 # UCX_TLS leaves out cuda_ipc and shared memory. The caller sets netns_ip, the ip command as an
 # array (the device's own, or a carried one with its libraries).
 

@@ -3,8 +3,8 @@
  * vector type (blocks of 3 doubles every 5) from device memory, rank 1 receives it into a
  * contiguous device buffer, and each rank prints what it checked. Run with 2 ranks (or as a
  * singleton, which sends to itself). Used on the GPU machine with the CUDA-aware Open MPI 5 of
- * scripts/setup-deps --ompi5 (scripts/device-run's `mpi` phase) and the MPICH 5 of
- * --mpich-cuda (its `mpich` phase).
+ * scripts/setup-deps --ompi5 (the device's `mpi` phase, scripts/device/phases/mpi.sh) and the
+ * MPICH 5 of --mpich-cuda (its `mpich` phase).
  * Exit status: 0 when the data arrived exactly, 1 on a wrong byte, 2 when it could not run.
  */
 #include <mpi.h>
