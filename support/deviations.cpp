@@ -166,14 +166,27 @@ int64_t longest_run(const TypeDesc &n, size_t i) {
     }
 }
 
+// A run of two or more copies of a type of negative extent in n, or in the child of a
+// constructor that places one copy of it: MPICH gives such a constructor its child's extent,
+// so repeating it steps as wrongly (vector(1,1,3,contiguous(13,resized(..,-36))), twice).
+bool negative_run(const TypeDesc &n) {
+    const TypeDesc &m = n.combiner == UCXDT_COMBINER_DUP ? *n.children[0] : n;
+    for (size_t i = 0; i < m.children.size(); ++i)
+        if (longest_run(m, i) >= 2 && ref::type_bounds(*m.children[i]).extent < 0) return true;
+    switch (m.combiner) {
+    case UCXDT_COMBINER_CONTIGUOUS:
+    case UCXDT_COMBINER_VECTOR:
+    case UCXDT_COMBINER_HVECTOR:
+    case UCXDT_COMBINER_INDEXED_BLOCK:
+    case UCXDT_COMBINER_HINDEXED_BLOCK:
+    case UCXDT_COMBINER_INDEXED:
+    case UCXDT_COMBINER_HINDEXED:
+        return copies(m) == 1 && negative_run(*m.children[0]);
+    default: return false;
+    }
+}
+
 bool repeated_negative_runs(const TypeDesc &d) {
-    auto negative_run = [](const TypeDesc &n) {
-        const TypeDesc &m = n.combiner == UCXDT_COMBINER_DUP ? *n.children[0] : n;
-        for (size_t i = 0; i < m.children.size(); ++i)
-            if (longest_run(m, i) >= 2 && ref::type_bounds(*m.children[i]).extent < 0)
-                return true;
-        return false;
-    };
     return any_node(d, [&](const TypeDesc &n) {
         for (size_t i = 0; i < n.children.size(); ++i) {
             const int64_t placed =
@@ -257,8 +270,8 @@ const Deviation kMpich[] = {
      "9, not 12",
      Effect::BOUNDS, unpadded_but_struct},
     {"mpich-repeated-negative-runs", "MPICH 4.0.2",
-     "repetitions of a run of copies of a type of negative extent step by the run's length, "
-     "not by its extent",
+     "repetitions of a run of copies of a type of negative extent (or of a constructor of one "
+     "copy of such a run) step by the run's length, not by its extent",
      Effect::PACKING, repeated_negative_runs},
     {"mpich-empty-drops-markers", "MPICH 4.0.2",
      "copies of a type without data but with explicit bounds have lb = ub = 0 (but in "
