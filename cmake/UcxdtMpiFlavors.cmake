@@ -11,7 +11,7 @@
 #   UCXDT_MPI_TARGET_<flavor>   the target carrying that MPI's headers and library
 #   UCXDT_MPIEXEC_mpich5        that MPICH's own mpiexec
 #   UCXDT_TEST_ENV_mpich5       the environment its host tests need
-# and the function ucxdt_add_mpi_bridge.
+# and the functions ucxdt_add_mpi_bridge and ucxdt_add_pmpi.
 # FindMPI's MPI (the mpicc alternative) is one flavor; the other comes from pkg-config
 # (ompi-c, mpich), or for MPICH from its include and library directories (Debian's
 # <include>/<arch>/mpich and libmpich). A flavor not found is reported and its targets are

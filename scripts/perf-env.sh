@@ -1,6 +1,6 @@
-# Sourced by compare-paths, compare-rma, compare-sgl and pipeline-sweep: where the binaries are,
-# which memory and GPUs the two processes use, how many messages are in flight, a reader for
-# ucxdt_perftest's CSV, and a table printer for the scripts' CSV files.
+# Sourced by compare-paths, compare-rma, compare-sgl, pipeline-sweep and gpu-share: where the
+# binaries are, which memory and GPUs the two processes use, how many messages are in flight, a
+# reader for ucxdt_perftest's CSV, and a table printer for the scripts' CSV files.
 #   sets: root bin ucx_perftest mem window err_mode; exports PAIR_SERVER_GPU / PAIR_CLIENT_GPU on
 #   2+ GPUs
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

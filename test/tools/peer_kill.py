@@ -2,9 +2,11 @@
 """A peer of ucxdt_perftest fails; the survivor must exit non-zero, in time, saying so.
 
   peer_kill.py BIN --victim server|client [--mode kill|stop|handshake-close|handshake-silent]
-               [--path P] [--mem host|cuda] [--err-mode peer|none] [--limit S]
+               [--path P] [--test tag_bw|put_bw|get_bw] [--mem host|cuda]
+               [--err-mode peer|none] [--limit S]
 
-kill: server and client on localhost run tag_bw with an endless -n; once the client reports
+kill: server and client on localhost run --test (tag_bw, or a one-sided put_bw or get_bw) with
+an endless -n; once the client reports
 timed iterations (so both are mid-run), the victim gets SIGKILL. stop: the same with SIGSTOP,
 the survivor running with -T 5, so only its timeout can end it. handshake-*: the victim is a fake
 peer of this script that closes the out-of-band connection half-way through the handshake, or

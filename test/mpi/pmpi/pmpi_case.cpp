@@ -1,3 +1,6 @@
+// The PMPI check's cases (pmpi_case.hpp): random type pairs, send buffers filled by seed, and
+// the bytes each receive must hold, from the reference walker alone; buffers in host or device
+// memory as the run asks.
 #include "pmpi_case.hpp"
 
 #include "support/typemap_walk.hpp"

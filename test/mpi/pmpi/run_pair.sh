@@ -5,7 +5,7 @@
 # baseline print `deviating` lines instead, which are not compared.)
 #
 #   run_pair.sh INTERPOSER LAUNCHER... -- PROGRAM [ARGS...]
-#   run_pair.sh build/libucxdt_pmpi_openmpi.so mpirun.openmpi --oversubscribe -np 2 -- \
+#   run_pair.sh build/pmpi/ucxdt_pmpi_openmpi/libucxdt_pmpi.so mpirun.openmpi --oversubscribe -np 2 -- \
 #       build/test/pmpi_check_openmpi --types 200
 #
 # PAIR_TIMEOUT: seconds for each run (120).
