@@ -1,4 +1,4 @@
-// ucxdt_packbench (tools/ucxdt_packbench.cpp): results, and one layout's pack and unpack against the copy-engine rooflines.
+// ucxdt_packbench (ucxdt_packbench.cpp): results, and one layout's pack and unpack against the copy-engine rooflines.
 // One translation unit includes these headers, in order; their names stay in an anonymous namespace, as
 // when they were one file.
 #pragma once

@@ -1,4 +1,4 @@
-// ucxdt_packbench (tools/ucxdt_packbench.cpp): the output: tables, CSV and the plots' data.
+// ucxdt_packbench (ucxdt_packbench.cpp): the output: tables, CSV and the plots' data.
 // One translation unit includes these headers, in order; their names stay in an anonymous namespace, as
 // when they were one file.
 #pragma once

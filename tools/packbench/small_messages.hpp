@@ -1,4 +1,4 @@
-// ucxdt_packbench (tools/ucxdt_packbench.cpp): small messages end to end, and the setup.
+// ucxdt_packbench (ucxdt_packbench.cpp): small messages end to end, and the setup.
 // One translation unit includes these headers, in order; their names stay in an anonymous namespace, as
 // when they were one file.
 #pragma once

@@ -1,4 +1,4 @@
-// ucxdt_packbench (tools/ucxdt_packbench.cpp): timing, and the layouts measured.
+// ucxdt_packbench (ucxdt_packbench.cpp): timing, and the layouts measured.
 // One translation unit includes these headers, in order; their names stay in an anonymous namespace, as
 // when they were one file.
 #pragma once

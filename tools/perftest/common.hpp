@@ -1,4 +1,4 @@
-// ucxdt_perftest (tools/ucxdt_perftest.cpp): the shared helpers (die, clocks) and the peer: who it is, and how long we wait for it.
+// ucxdt_perftest (ucxdt_perftest.cpp): the shared helpers (die, clocks) and the peer: who it is, and how long we wait for it.
 // One translation unit includes these headers, in order; their names stay in an anonymous namespace, as
 // when they were one file.
 #pragma once

@@ -1,4 +1,4 @@
-// ucxdt_perftest (tools/ucxdt_perftest.cpp): memory of each kind, and a layout on one side: type, buffer, reference runs.
+// ucxdt_perftest (ucxdt_perftest.cpp): memory of each kind, and a layout on one side: type, buffer, reference runs.
 // One translation unit includes these headers, in order; their names stay in an anonymous namespace, as
 // when they were one file.
 #pragma once

@@ -1,4 +1,4 @@
-// ucxdt_perftest (tools/ucxdt_perftest.cpp): the out-of-band TCP socket between client and server.
+// ucxdt_perftest (ucxdt_perftest.cpp): the out-of-band TCP socket between client and server.
 // One translation unit includes these headers, in order; their names stay in an anonymous namespace, as
 // when they were one file.
 #pragma once

@@ -1,4 +1,4 @@
-// ucxdt_perftest (tools/ucxdt_perftest.cpp): the output: summaries, verification text, table and CSV rows.
+// ucxdt_perftest (ucxdt_perftest.cpp): the output: summaries, verification text, table and CSV rows.
 // One translation unit includes these headers, in order; their names stay in an anonymous namespace, as
 // when they were one file.
 #pragma once

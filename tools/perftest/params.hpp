@@ -1,4 +1,4 @@
-// ucxdt_perftest (tools/ucxdt_perftest.cpp): the parameters: the client's, mirrored to the server as key=value lines; usage.
+// ucxdt_perftest (ucxdt_perftest.cpp): the parameters: the client's, mirrored to the server as key=value lines; usage.
 // One translation unit includes these headers, in order; their names stay in an anonymous namespace, as
 // when they were one file.
 #pragma once

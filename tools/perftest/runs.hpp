@@ -1,4 +1,4 @@
-// ucxdt_perftest (tools/ucxdt_perftest.cpp): the runs: bandwidth and latency windows, one-sided, local pack and unpack; their results.
+// ucxdt_perftest (ucxdt_perftest.cpp): the runs: bandwidth and latency windows, one-sided, local pack and unpack; their results.
 // One translation unit includes these headers, in order; their names stay in an anonymous namespace, as
 // when they were one file.
 #pragma once

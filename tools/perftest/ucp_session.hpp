@@ -1,4 +1,4 @@
-// ucxdt_perftest (tools/ucxdt_perftest.cpp): UCP: context, worker, endpoint, and the posted operations.
+// ucxdt_perftest (ucxdt_perftest.cpp): UCP: context, worker, endpoint, and the posted operations.
 // One translation unit includes these headers, in order; their names stay in an anonymous namespace, as
 // when they were one file.
 #pragma once
