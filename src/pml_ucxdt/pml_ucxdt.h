@@ -26,6 +26,8 @@
 #include <ucxdt/ucxdt.h>
 #include <ucxdt/ucxdt_ucp.h>
 
+#include "common_ucxdt.h"
+
 BEGIN_C_DECLS
 
 /* ---- The tag: an MPI message's (communicator, source, tag) in UCP's 64 bits --------------------
@@ -101,9 +103,7 @@ typedef struct {
     struct mca_pml_ucxdt_request *finished, *finished_last;  /* ended operations, oldest first */
     opal_free_list_t requests;     /* mca_pml_ucxdt_request_t, reused: a malloc and a free per message cost
                                       as much as UCP's own work on a small one */
-    int type_keyval;               /* the attribute that frees a user type's cached ucxdt type */
-    struct mca_pml_ucxdt_dtype *predefined[OMPI_DATATYPE_MAX_PREDEFINED];  /* their cache entries (pml_ucxdt_datatype.c) */
-    struct mca_pml_ucxdt_dtype *early[OMPI_DATATYPE_MAX_PREDEFINED];       /* used before MPI_Init completed */
+    mca_common_ucxdt_types_t types;  /* each datatype's ucxdt type, published in its pml_data */
     int priority;
     int verbose;
     bool peer_failure;             /* UCP's peer error handling on endpoints (MCA pml_ucxdt_peer_failure) */
@@ -125,8 +125,8 @@ typedef struct mca_pml_ucxdt_peer {
     struct mca_pml_ucxdt_peer *next;  /* in ompi_pml_ucxdt.peers */
 } mca_pml_ucxdt_peer_t;
 
-/* pml_ucxdt_error.c: a ucxdt status as an MPI error class. */
-int mca_pml_ucxdt_mpi_error(ucxdt_status_t st);
+/* A ucxdt status as an MPI error class (common_ucxdt_error.c). */
+static inline int mca_pml_ucxdt_mpi_error(ucxdt_status_t st) { return mca_common_ucxdt_mpi_error(st, "pml ucxdt"); }
 
 /* pml_ucxdt_peer.c: the ucxdt endpoint of rank's process on comm, connected on first use. */
 int mca_pml_ucxdt_peer_ep(ompi_communicator_t *comm, int rank, ucxdt_ep_h *ep);
@@ -137,13 +137,12 @@ int mca_pml_ucxdt_peers_fail_receives(void);
 /* Whether UCP reported rank's process on comm failed. */
 bool mca_pml_ucxdt_peer_has_failed(ompi_communicator_t *comm, int rank);
 
-/* pml_ucxdt_datatype.c: the committed ucxdt type of an Open MPI datatype, imported once and cached;
- * *packed: its messages go as packed data (a type built inside Open MPI, pml_ucxdt_datatype_desc.c). */
-int mca_pml_ucxdt_type(ompi_datatype_t *dt, ucxdt_type_t *type, bool *packed);
-/* pml_ucxdt_datatype_desc.c */
-ucxdt_status_t mca_pml_ucxdt_type_from_desc(const ompi_datatype_t *dt, ucxdt_type_t *type);
-int mca_pml_ucxdt_types_init(void);
-void mca_pml_ucxdt_types_fini(void);
+/* The committed ucxdt type of an Open MPI datatype, imported once and cached
+ * (common_ucxdt_datatype.c); *packed: its messages go as packed data (a type built inside Open
+ * MPI, from its description). */
+static inline int mca_pml_ucxdt_type(ompi_datatype_t *dt, ucxdt_type_t *type, bool *packed) {
+    return mca_common_ucxdt_type(&ompi_pml_ucxdt.types, dt, type, packed);
+}
 
 /* pml_ucxdt_request.c */
 typedef enum { PML_UCXDT_SEND, PML_UCXDT_RECV } mca_pml_ucxdt_kind_t;

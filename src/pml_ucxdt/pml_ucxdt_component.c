@@ -51,7 +51,7 @@ static int component_register(void) {
 }
 
 static void teardown(void) {
-    mca_pml_ucxdt_types_fini();
+    mca_common_ucxdt_types_fini(&ompi_pml_ucxdt.types);
     mca_pml_ucxdt_peers_close();
     if (ompi_pml_ucxdt.worker) ucxdt_worker_destroy(ompi_pml_ucxdt.worker), ompi_pml_ucxdt.worker = NULL;
     if (ompi_pml_ucxdt.address) ucp_worker_release_address(ompi_pml_ucxdt.ucp_worker, ompi_pml_ucxdt.address), ompi_pml_ucxdt.address = NULL;
@@ -115,7 +115,11 @@ static int setup(bool threads) {
                     ompi_pml_ucxdt.address_length);
     if (rc != OPAL_SUCCESS) return opal_output(0, "pml ucxdt: cannot publish the worker address"), OMPI_ERROR;
 
-    return mca_pml_ucxdt_types_init();
+    ompi_pml_ucxdt.types.owner = "pml ucxdt";
+    ompi_pml_ucxdt.types.lock = &ompi_pml_ucxdt.lock;
+    ompi_pml_ucxdt.types.verbose = ompi_pml_ucxdt.verbose;
+    ompi_pml_ucxdt.types.in_pml_data = true;
+    return mca_common_ucxdt_types_init(&ompi_pml_ucxdt.types);
 }
 
 /* One-sided calls (MPI-4.1 §12) must run wherever this PML does. osc rdma needs ob1's BML, and
@@ -146,7 +150,7 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
     OBJ_CONSTRUCT(&ompi_pml_ucxdt.finished_lock, opal_mutex_t);
     ompi_pml_ucxdt.threads = mpi_threads;
     ompi_pml_ucxdt.finished = ompi_pml_ucxdt.finished_last = NULL;
-    ompi_pml_ucxdt.type_keyval = MPI_KEYVAL_INVALID;
+    ompi_pml_ucxdt.types.keyval = MPI_KEYVAL_INVALID;
     if (mca_pml_ucxdt_requests_init() != OPAL_SUCCESS || setup(mpi_threads) != OMPI_SUCCESS) {
         teardown();
         return NULL;

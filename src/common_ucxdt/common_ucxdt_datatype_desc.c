@@ -6,7 +6,7 @@
  * the items up to their end marker). Basic elements become unsigned integers of their size:
  * the layout is exact, the signature is not MPI's, so messages of these types travel as packed
  * data (UCXDT_*_FLAG_PACKED), which Open MPI's own code pairs correctly by construction. */
-#include "pml_ucxdt.h"
+#include "common_ucxdt.h"
 
 #include "opal/datatype/opal_datatype_internal.h"
 
@@ -69,7 +69,7 @@ static ucxdt_status_t items(const dt_elem_desc_t *desc, uint32_t begin, uint32_t
     return st;
 }
 
-ucxdt_status_t mca_pml_ucxdt_type_from_desc(const ompi_datatype_t *dt, ucxdt_type_t *out) {
+ucxdt_status_t mca_common_ucxdt_type_from_desc(const ompi_datatype_t *dt, ucxdt_type_t *out) {
     const opal_datatype_t *d = &dt->super;
     ucxdt_type_t body = UCXDT_TYPE_NULL;
     ucxdt_status_t st = items(d->desc.desc, 0, d->desc.used, &body);

@@ -1,9 +1,9 @@
 /* ucxdt's statuses as MPI error classes. */
-#include "pml_ucxdt.h"
+#include "common_ucxdt.h"
 
 #include "opal/util/output.h"
 
-int mca_pml_ucxdt_mpi_error(ucxdt_status_t st) {
+int mca_common_ucxdt_mpi_error(ucxdt_status_t st, const char *owner) {
     switch (st) {
     case UCXDT_OK: return MPI_SUCCESS;
     case UCXDT_ERR_TRUNCATED: return MPI_ERR_TRUNCATE;
@@ -14,10 +14,11 @@ int mca_pml_ucxdt_mpi_error(ucxdt_status_t st) {
     case UCXDT_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
     case UCXDT_ERR_NO_MEMORY: return MPI_ERR_NO_MEM;
     case UCXDT_ERR_PEER_FAILURE: return MPI_ERR_PROC_FAILED;
+    case UCXDT_ERR_OUT_OF_RANGE: return MPI_ERR_RMA_RANGE;  /* a target outside its window */
     default:
         /* No MPI class says more than MPI_ERR_INTERN: say what ucxdt said (the thread's last
          * error names the failing step). */
-        opal_output(0, "pml ucxdt: %s", *ucxdt_last_error() ? ucxdt_last_error() : ucxdt_status_string(st));
+        opal_output(0, "%s: %s", owner, *ucxdt_last_error() ? ucxdt_last_error() : ucxdt_status_string(st));
         return MPI_ERR_INTERN;
     }
 }
