@@ -1,0 +1,97 @@
+/* Remote atomics on the windows' state regions (the lock word, the accumulate lock, the counters
+ * of general active-target synchronization), and flushes. Each call waits for its answer,
+ * driving the osc worker; UCP emulates an atomic a transport lacks through the target's
+ * progress, which runs whenever that process is inside MPI (opal_progress). */
+#include "osc_ucxdt.h"
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+
+static void wait_ucp(void *req) {
+    while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+        mca_osc_ucxdt_progress();
+        opal_progress();
+    }
+}
+
+int mca_osc_ucxdt_state_atomic(mca_osc_ucxdt_module_t *m, int target, size_t index, ucp_atomic_op_t op,
+                               uint64_t value, uint64_t swap, uint64_t *fetched) {
+    mca_osc_ucxdt_target_t *t = &m->targets[target];
+    if (__atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE)) return MPI_ERR_PROC_FAILED;
+    uint64_t reply = swap;  /* CSWAP: the value swapped in, then the one found (UCP: buffer is compared) */
+    ucp_request_param_t p = {0};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    p.datatype = ucp_dt_make_contig(sizeof(uint64_t));
+    const bool fetch = fetched || op == UCP_ATOMIC_OP_CSWAP || op == UCP_ATOMIC_OP_SWAP;
+    if (fetch) p.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER, p.reply_buffer = &reply;
+    ucs_status_ptr_t req = ucp_atomic_op_nbx(t->peer->ucp_ep, op, &value, 1, t->state + index * sizeof(uint64_t),
+                                             t->state_rkey, &p);
+    ucs_status_t st = UCS_OK;
+    if (UCS_PTR_IS_ERR(req)) {
+        st = UCS_PTR_STATUS(req);
+    } else if (req) {
+        wait_ucp(req);
+        st = ucp_request_check_status(req);
+        ucp_request_free(req);
+    }
+    if (st == UCS_OK && !fetch) {
+        /* A posted atomic is done once its endpoint is flushed. */
+        st = mca_osc_ucxdt_flush_target(m, target) == OMPI_SUCCESS ? UCS_OK : UCS_ERR_IO_ERROR;
+    }
+    if (st != UCS_OK) {
+        if (__atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE)) return MPI_ERR_PROC_FAILED;
+        opal_output(0, "osc ucxdt: an atomic on rank %d: %s", target, ucs_status_string(st));
+        return OMPI_ERROR;
+    }
+    if (fetched) *fetched = reply;
+    return OMPI_SUCCESS;
+}
+
+static int wait_ucxdt(ucxdt_status_ptr_t req) {
+    if (UCXDT_PTR_IS_ERR(req)) return mca_osc_ucxdt_mpi_error(UCXDT_PTR_STATUS(req));
+    if (!req) return OMPI_SUCCESS;
+    int st;
+    while ((st = ucxdt_request_check_status(req)) == UCXDT_INPROGRESS) {
+        mca_osc_ucxdt_progress();
+        opal_progress();
+    }
+    ucxdt_request_free(req);
+    return mca_osc_ucxdt_mpi_error((ucxdt_status_t)st);
+}
+
+int mca_osc_ucxdt_flush_target(mca_osc_ucxdt_module_t *m, int target) {
+    mca_osc_ucxdt_target_t *t = &m->targets[target];
+    const ucxdt_request_param_t none = {0};
+    const int rc = wait_ucxdt(ucxdt_ep_flush_nbx(t->peer->ep, &none));
+    return rc != OMPI_SUCCESS && __atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE) ? MPI_ERR_PROC_FAILED : rc;
+}
+
+/* Each target's endpoint in turn: the worker's flush would also wait for other windows'. */
+int mca_osc_ucxdt_flush_all_targets(mca_osc_ucxdt_module_t *m) {
+    int rc = OMPI_SUCCESS;
+    for (int r = 0; r < m->size; ++r) {
+        const int one = mca_osc_ucxdt_flush_target(m, r);
+        if (rc == OMPI_SUCCESS) rc = one;
+    }
+    return rc;
+}
+
+int mca_osc_ucxdt_acc_lock(mca_osc_ucxdt_module_t *m, int target) {
+    /* An exclusive lock of the window is exclusive of every other accumulate already. */
+    if (m->targets[target].lock == MPI_LOCK_EXCLUSIVE) return OMPI_SUCCESS;
+    for (;;) {
+        uint64_t found = 1;
+        const int rc = mca_osc_ucxdt_state_atomic(m, target, OSC_UCXDT_ACC_LOCK, UCP_ATOMIC_OP_CSWAP, 0, 1, &found);
+        if (rc != OMPI_SUCCESS || found == 0) return rc;
+        opal_progress();
+    }
+}
+
+int mca_osc_ucxdt_acc_unlock(mca_osc_ucxdt_module_t *m, int target) {
+    if (m->targets[target].lock == MPI_LOCK_EXCLUSIVE) return OMPI_SUCCESS;
+    /* What the accumulate wrote lands before another may take the lock. */
+    int rc = mca_osc_ucxdt_flush_target(m, target);
+    uint64_t was = 0;
+    const int urc = mca_osc_ucxdt_state_atomic(m, target, OSC_UCXDT_ACC_LOCK, UCP_ATOMIC_OP_SWAP, 0, 0, &was);
+    return rc != OMPI_SUCCESS ? rc : urc;
+}

@@ -1,0 +1,94 @@
+/* MPI_Put, MPI_Get, MPI_Rput and MPI_Rget (MPI-4.1 §12.3): each layout moves whole, through
+ * ucxdt_put_nbx and ucxdt_get_nbx, origin and target in any memory, with any datatypes of the
+ * same type signature. A put or get is left running; the synchronization that ends its epoch
+ * waits for it, and an error it ends with is reported there. */
+#include "osc_ucxdt.h"
+
+/* A blocking call's operation ended: an error is kept for the next synchronization. */
+static void op_ended(void *request, ucxdt_status_t status, void *user_data) {
+    (void)request;
+    mca_osc_ucxdt_module_t *m = user_data;
+    if (status != UCXDT_OK) {
+        int none = 0;
+        (void)__atomic_compare_exchange_n(&m->op_error, &none, mca_osc_ucxdt_mpi_error(status), false,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    }
+}
+
+/* A request-based call's operation ended: its request completes (local completion, §12.3.5). */
+static void request_ended(void *request, ucxdt_status_t status, void *user_data) {
+    (void)request;
+    mca_osc_ucxdt_request_complete(user_data, status == UCXDT_OK ? MPI_SUCCESS : mca_osc_ucxdt_mpi_error(status));
+}
+
+int mca_osc_ucxdt_putget(bool put, void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
+                         ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt,
+                         mca_osc_ucxdt_module_t *m, ompi_request_t **request) {
+    mca_osc_ucxdt_request_t *r = NULL;
+    int rc = mca_osc_ucxdt_check_access(m, target);
+    if (rc != OMPI_SUCCESS) return rc;
+    ucxdt_type_t otype, ttype;
+    if ((rc = mca_osc_ucxdt_type(origin_dt, &otype)) != OMPI_SUCCESS ||
+        (rc = mca_osc_ucxdt_type(target_dt, &ttype)) != OMPI_SUCCESS)
+        return rc;
+    if (request) {
+        if (!(r = mca_osc_ucxdt_request_new(m->win))) return OMPI_ERR_OUT_OF_RESOURCE;
+        *request = &r->ompi;
+    }
+    mca_osc_ucxdt_target_t *t = &m->targets[target];
+    ucxdt_status_ptr_t op = NULL;
+    size_t osize = 0, tsize = 0;
+    ompi_datatype_type_size(origin_dt, &osize);
+    ompi_datatype_type_size(target_dt, &tsize);
+    if ((size_t)origin_count * osize == 0 && (size_t)target_count * tsize == 0) {
+        op = NULL;  /* nothing to move */
+    } else if (!t->rkey) {
+        op = (ucxdt_status_ptr_t)(intptr_t)UCXDT_ERR_OUT_OF_RANGE;  /* a window of 0 bytes */
+    } else {
+        ucxdt_request_param_t p = {.field_mask = UCXDT_REQUEST_PARAM_FIELD_CALLBACK | UCXDT_REQUEST_PARAM_FIELD_USER_DATA};
+        p.cb.send = r ? request_ended : op_ended;
+        p.user_data = r ? (void *)r : (void *)m;
+        const uint64_t remote = mca_osc_ucxdt_address(t, target_disp);
+        op = put ? ucxdt_put_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, t->rkey, target_count, ttype, &p)
+                 : ucxdt_get_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, t->rkey, target_count, ttype, &p);
+    }
+    if (UCXDT_PTR_IS_ERR(op)) {
+        rc = __atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE) ? MPI_ERR_PROC_FAILED
+                                                                 : mca_osc_ucxdt_mpi_error(UCXDT_PTR_STATUS(op));
+        if (r) {
+            r->free_called = true;  /* never handed out */
+            mca_osc_ucxdt_request_complete(r, rc);
+            *request = NULL;
+        }
+        return rc;
+    }
+    if (op) ucxdt_request_free(op);  /* it ends on its own and calls back */
+    else if (r) mca_osc_ucxdt_request_complete(r, MPI_SUCCESS);  /* done already: no callback */
+    return OMPI_SUCCESS;
+}
+
+int mca_osc_ucxdt_put(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
+                      ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_win_t *win) {
+    return mca_osc_ucxdt_putget(true, (void *)origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+                                target_dt, mca_osc_ucxdt_module(win), NULL);
+}
+
+int mca_osc_ucxdt_get(void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
+                      ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_win_t *win) {
+    return mca_osc_ucxdt_putget(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+                                target_dt, mca_osc_ucxdt_module(win), NULL);
+}
+
+int mca_osc_ucxdt_rput(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
+                       ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_win_t *win,
+                       ompi_request_t **request) {
+    return mca_osc_ucxdt_putget(true, (void *)origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+                                target_dt, mca_osc_ucxdt_module(win), request);
+}
+
+int mca_osc_ucxdt_rget(void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
+                       ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_win_t *win,
+                       ompi_request_t **request) {
+    return mca_osc_ucxdt_putget(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+                                target_dt, mca_osc_ucxdt_module(win), request);
+}
