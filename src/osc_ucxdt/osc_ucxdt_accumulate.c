@@ -132,6 +132,7 @@ static int accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr, int or
                       ompi_request_t **request) {
     int rc = mca_osc_ucxdt_check_access(m, target);
     if (rc != OMPI_SUCCESS) return rc;
+    if (request && !m->lock_all && !m->targets[target].lock) return OMPI_ERR_RMA_SYNC;  /* §12.3.5 */
     if ((rc = mca_osc_ucxdt_acc_lock(m, target)) != OMPI_SUCCESS) return rc;
     rc = locked_accumulate(m, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt, target,
                            target_disp, target_count, target_dt, op);

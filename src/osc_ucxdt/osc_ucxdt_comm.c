@@ -27,6 +27,8 @@ int mca_osc_ucxdt_putget(bool put, void *origin_addr, int origin_count, ompi_dat
     mca_osc_ucxdt_request_t *r = NULL;
     int rc = mca_osc_ucxdt_check_access(m, target);
     if (rc != OMPI_SUCCESS) return rc;
+    /* Request-based calls belong to passive-target epochs (MPI-4.1 §12.3.5), as osc ucx has it. */
+    if (request && !m->lock_all && !m->targets[target].lock) return OMPI_ERR_RMA_SYNC;
     ucxdt_type_t otype, ttype;
     if ((rc = mca_osc_ucxdt_type(origin_dt, &otype)) != OMPI_SUCCESS ||
         (rc = mca_osc_ucxdt_type(target_dt, &ttype)) != OMPI_SUCCESS)

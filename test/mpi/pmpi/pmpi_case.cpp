@@ -117,9 +117,14 @@ void Inbox::sync() const {
         throw std::runtime_error("cudaMemcpy from a test buffer failed");
 }
 
+// The region begins at or before the pointer passed (origin >= 0): a window over the buffer then
+// reaches the type map with a displacement of origin, never a negative one (rma_cases.cpp).
+static int64_t headroom(const T::BufferSpan &sp) { return sp.origin < 0 ? -sp.origin : 0; }
+
 Inbox::Inbox(const L::TypeDesc &d, MPI_Datatype t, int64_t count, uint64_t poison_seed)
-    : Inbox(T::joint_span(d, t, count, kSlack).bytes, poison_seed) {
-    origin = T::joint_span(d, t, count, kSlack).origin;
+    : Inbox(T::joint_span(d, t, count, kSlack).bytes + headroom(T::joint_span(d, t, count, kSlack)), poison_seed) {
+    const T::BufferSpan sp = T::joint_span(d, t, count, kSlack);
+    origin = sp.origin + headroom(sp);
 }
 
 void Inbox::preset(const L::TypeDesc &d, int64_t count, int64_t at, uint64_t seed) {

@@ -101,6 +101,8 @@ public:
     Inbox(const L::TypeDesc &d, MPI_Datatype t, int64_t count, uint64_t poison_seed);
     std::byte *at(int64_t offset) { return base_ + offset; }
     std::byte *ptr() { return at(origin); }
+    /// The whole buffer's size: a window over at(0) covers it.
+    int64_t size() const { return static_cast<int64_t>(poison_.size()); }
     /// fill_data over the poison, as the buffer's own content (a send and receive in one).
     void preset(const L::TypeDesc &d, int64_t count, int64_t at, uint64_t seed);
     /// The first n bytes of `stream` (all for n < 0) are to land in the type map of count
@@ -166,5 +168,6 @@ struct Mode {
 std::vector<Mode> p2p_modes();         // p2p_cases.cpp
 std::vector<Mode> collective_modes();  // collective_cases.cpp
 std::vector<Mode> local_modes();       // pack_cases.cpp
+std::vector<Mode> one_sided_modes();   // rma_cases.cpp (with --one-sided)
 
 }  // namespace pmpi

@@ -16,6 +16,8 @@
 // Each case prints `digest <case> <hash per rank>` of its final receive buffers, so that two
 // runs can be compared (run_pair.sh). A failure prints `FAIL rank <r> <case>: ...`; the exit
 // status is then non-zero. --trace prints each case before it runs (to find a hang).
+// --one-sided adds a one-sided case per pair (rma_cases.cpp): puts and gets of the pair's
+// types between windows, under each synchronization mode.
 //
 // Where a known deviation of this MPI from the standard applies to a case's types
 // (support/deviations.hpp), both runs skip the case: the MPI's own answer is not the
@@ -63,6 +65,7 @@ struct Options {
     int64_t max_size = 64 * 1024;  // packed bytes of one element (random_desc's default)
     bool expect_interposer = false;
     bool trace = false;
+    bool one_sided = false;  // also the one-sided modes (rma_cases.cpp)
 };
 
 // "" or what is wrong with the command line.
@@ -71,6 +74,7 @@ std::string parse(int argc, char **argv, Options &o) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;
         if (a == "--expect-interposer") o.expect_interposer = true;
+        else if (a == "--one-sided") o.one_sided = true;
         else if (a == "--trace") o.trace = true;
         else if (a == "--seed" && has_value) o.seed = std::strtoull(argv[++i], nullptr, 0);
         else if (a == "--types" && has_value) o.types = std::strtoll(argv[++i], nullptr, 0);
@@ -160,7 +164,8 @@ int run(const Options &o, int rank, int size) {
     T::RandomDescLimits limits;
     limits.max_size = o.max_size;
     limits.max_span = 4 * o.max_size;
-    const std::vector<std::vector<Mode>> lists = {p2p_modes(), collective_modes(), local_modes()};
+    std::vector<std::vector<Mode>> lists = {p2p_modes(), collective_modes(), local_modes()};
+    if (o.one_sided) lists.push_back(one_sided_modes());
     std::map<std::string, int64_t> checked;  // per mode: cases run and checked
     int64_t failures = 0, cases = 0, deviating = 0;
     const double t0 = MPI_Wtime();
