@@ -104,6 +104,100 @@ bool ipc_on_device(const IpcRef &ref, int device) {
     return std::memcmp(&u, ref.device_uuid, sizeof u) == 0;
 }
 
+namespace {
+
+// The mappings this process has open, by what the driver maps once per process: an exported
+// allocation (its handle and buffer ID) on a device. Several ucxdt workers of one process (an MPI
+// library's point-to-point and one-sided components) import the same peer memory, and the driver
+// refuses a second cudaIpcOpenMemHandle of it (cudaErrorAlreadyMapped): they share the mapping,
+// which closes with its last user.
+struct OpenKey {
+    int device;
+    uint64_t buffer_id;
+    std::array<char, sizeof IpcRef::handle> handle;
+    bool operator<(const OpenKey &o) const {
+        if (device != o.device) return device < o.device;
+        return buffer_id != o.buffer_id ? buffer_id < o.buffer_id : handle < o.handle;
+    }
+};
+struct Opened {
+    void *base;
+    int users;
+    uint64_t ticket;                          // what its users hold: a closed mapping's address
+                                              // may be the driver's again for another
+    uint64_t process, peer_base, peer_bytes;  // the exporting process, its allocation's range
+};
+struct OpenTable {
+    std::mutex mutex;
+    std::map<OpenKey, Opened> by_key;
+    std::map<uint64_t, OpenKey> by_ticket;
+    uint64_t next_ticket = 1;
+};
+OpenTable &open_table() {
+    static OpenTable *t = new OpenTable;  // never destroyed: workers may close mappings at exit
+    return *t;
+}
+
+// cudaIpcOpenMemHandle of ref's allocation on the current device, or the mapping open already.
+// The driver refuses a second mapping of memory `process` freed and allocated anew while the old
+// one is open: one that another worker of this process still caches is closed then, its users
+// notwithstanding (none can use it: its memory is gone), and the open tried again.
+cudaError_t open_shared(int device, uint64_t process, const IpcRef &ref, void **base, uint64_t *ticket) {
+    OpenKey k{device, ref.buffer_id, {}};
+    std::memcpy(k.handle.data(), ref.handle, sizeof ref.handle);
+    OpenTable &t = open_table();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    auto it = t.by_key.find(k);
+    if (it != t.by_key.end()) {
+        ++it->second.users;
+        *base = it->second.base;
+        *ticket = it->second.ticket;
+        return cudaSuccess;
+    }
+    cudaIpcMemHandle_t h{};
+    std::memcpy(&h, ref.handle, sizeof h);
+    cudaError_t err = cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess);
+    if (err == cudaErrorAlreadyMapped) {
+        size_t closed = 0;
+        for (auto o = t.by_key.begin(); o != t.by_key.end();) {
+            auto next = std::next(o);
+            const Opened &e = o->second;
+            if (o->first.device == device && e.process == process && e.peer_base < ref.base + ref.alloc_bytes &&
+                ref.base < e.peer_base + e.peer_bytes) {
+                cudaIpcCloseMemHandle(e.base);
+                t.by_ticket.erase(e.ticket);
+                t.by_key.erase(o);
+                ++closed;
+            }
+            o = next;
+        }
+        cudaGetLastError();
+        if (closed) err = cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess);
+    }
+    if (err != cudaSuccess) return err;
+    *ticket = t.next_ticket++;
+    t.by_key.emplace(k, Opened{*base, 1, *ticket, process, ref.base, ref.alloc_bytes});
+    t.by_ticket.emplace(*ticket, k);
+    return cudaSuccess;
+}
+
+// Drops one user of the mapping of `ticket` (open_shared's); the last closes it (on the current
+// device). A mapping closed as stale already is not closed again.
+void close_shared(uint64_t ticket) {
+    OpenTable &t = open_table();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    auto b = t.by_ticket.find(ticket);
+    if (b == t.by_ticket.end()) return;
+    auto k = t.by_key.find(b->second);
+    if (--k->second.users > 0) return;
+    cudaIpcCloseMemHandle(k->second.base);
+    cudaGetLastError();
+    t.by_key.erase(k);
+    t.by_ticket.erase(b);
+}
+
+}  // namespace
+
 IpcImports::Key IpcImports::key(uint64_t peer, int device, const IpcRef &ref) {
     Key k{peer, device, ref.buffer_id, {}};
     std::memcpy(k.handle.data(), ref.handle, sizeof ref.handle);
@@ -117,8 +211,7 @@ IpcImports::~IpcImports() {
 void IpcImports::close(std::map<Key, Entry>::iterator it) {
     if (it->second.holds == 0) idle_.erase(it->second.lru);
     DeviceGuard g(it->first.device);
-    cudaIpcCloseMemHandle(it->second.base);
-    cudaGetLastError();
+    close_shared(it->second.ticket);
     entries_.erase(it);
 }
 
@@ -126,7 +219,7 @@ void IpcImports::trim() {
     while (idle_.size() > capacity_) close(entries_.find(idle_.front()));
 }
 
-ucxdt_status_t IpcImports::map(uint64_t peer, const IpcRef &ref, int device, bool same_process, char **out) {
+ucxdt_status_t IpcImports::map(uint64_t peer, uint64_t process, const IpcRef &ref, int device, bool same_process, char **out) {
     if (same_process) {
         // The exporter's address is ours; a kernel on another GPU needs peer access to it.
         int owner = -1;
@@ -146,18 +239,17 @@ ucxdt_status_t IpcImports::map(uint64_t peer, const IpcRef &ref, int device, boo
     if (it == entries_.end()) {
         DeviceGuard g(device);
         if (ucxdt_status_t st = g.status()) return st;
-        cudaIpcMemHandle_t h{};
-        std::memcpy(&h, ref.handle, sizeof h);
         void *base = nullptr;
-        cudaError_t err = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess);
+        uint64_t ticket = 0;
+        cudaError_t err = open_shared(device, process, ref, &base, &ticket);
         // The peer freed memory we still map and allocated it anew (a new allocation ID, its
         // handle new or not): the driver refuses a second mapping until the old one is closed.
         if (err == cudaErrorAlreadyMapped && close_stale(peer, device, ref) > 0) {
             cudaGetLastError();
-            err = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess);
+            err = open_shared(device, process, ref, &base, &ticket);
         }
         if (ucxdt_status_t st = check(err, "cudaIpcOpenMemHandle (the peer's memory)")) return st;
-        it = entries_.emplace(k, Entry{static_cast<char *>(base), 0, {}, ref.base, ref.alloc_bytes}).first;
+        it = entries_.emplace(k, Entry{static_cast<char *>(base), 0, {}, ref.base, ref.alloc_bytes, ticket}).first;
     } else if (it->second.holds == 0) {
         idle_.erase(it->second.lru);
     }

@@ -3,7 +3,8 @@
 // so that a freed and reallocated address is exported anew) and importing a peer's memory
 // (cudaIpcOpenMemHandle, cached per peer, allocation ID and handle, reference-counted, closed
 // when unused entries exceed the cache size or the peer fails, or when the peer's memory they
-// map was freed and allocated anew).
+// map was freed and allocated anew; one driver mapping per allocation and device in the process,
+// shared by every worker's imports).
 #pragma once
 
 #include <ucxdt/ucxdt.h>
@@ -55,10 +56,12 @@ public:
     IpcImports(const IpcImports &) = delete;
     IpcImports &operator=(const IpcImports &) = delete;
 
-    /// The local address of `ref`'s byte for `device`, held until unmap(). With `same_process`
-    /// the exporter's address is used as it is (a process cannot open its own handles); peer
-    /// access to the exporter's GPU is then enabled when needed.
-    ucxdt_status_t map(uint64_t peer, const IpcRef &ref, int device, bool same_process, char **out);
+    /// The local address of `ref`'s byte for `device`, held until unmap(). `process` is the
+    /// exporting process's identity (ucx_reach.hpp): a mapping another worker of this process
+    /// holds of memory that process freed is closed when the driver refuses a new one. With
+    /// `same_process` the exporter's address is used as it is (a process cannot open its own
+    /// handles); peer access to the exporter's GPU is then enabled when needed.
+    ucxdt_status_t map(uint64_t peer, uint64_t process, const IpcRef &ref, int device, bool same_process, char **out);
     /// Drops the hold of one map() of `ref` by `peer`.
     void unmap(uint64_t peer, const IpcRef &ref, int device);
     /// Closes every mapping of `peer` (it failed); the caller made sure the GPU is done with them.
@@ -83,6 +86,7 @@ private:
         int holds = 0;
         std::list<Key>::iterator lru;  // position among entries without holds, when holds == 0
         uint64_t peer_base = 0, peer_bytes = 0;  // the allocation in the exporting process
+        uint64_t ticket = 0;                     // of the process-wide mapping (ipc.cpp)
     };
     static Key key(uint64_t peer, int device, const IpcRef &ref);
     void close(std::map<Key, Entry>::iterator it);

@@ -199,7 +199,7 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
     cuda::DeviceGuard guard(device);
     if (ucxdt_status_t st = guard.status()) return st;
     char *region = nullptr;
-    if (ucxdt_status_t st = w_->imports->map(k.worker_uuid, k.ipc, device, k.process == w_->process, &region)) return st;
+    if (ucxdt_status_t st = w_->imports->map(k.worker_uuid, k.process, k.ipc, device, k.process == w_->process, &region)) return st;
     // complete() unmaps it.
     r->peer_ref = k.ipc;
     r->peer_mem = region;

@@ -157,7 +157,7 @@ ucxdt_status_t Worker::map_peer(Request *r, const cuda::IpcRef &ref, uint64_t uu
     if (device < 0)
         if (ucxdt_status_t st = cuda::check(cudaGetDevice(&device), "cudaGetDevice")) return st;
     char *mem = nullptr;
-    if (ucxdt_status_t st = imports->map(uuid, ref, device, p.process == process, &mem)) return st;
+    if (ucxdt_status_t st = imports->map(uuid, p.process, ref, device, p.process == process, &mem)) return st;
     r->peer_ref = ref;
     r->peer_mem = mem;
     r->map_device = device;
