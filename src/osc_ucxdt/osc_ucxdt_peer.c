@@ -1,7 +1,10 @@
 /* The endpoints of this process's osc worker, one per peer process, made when a window first
  * joins the two (from the worker addresses its creation exchanged) and kept until finalize:
- * windows come and go, processes stay. UCP's peer error handling is on, so an operation to a
- * process that failed ends with MPI_ERR_PROC_FAILED. */
+ * windows come and go, processes stay. To a process of another node UCP's peer error handling
+ * is on, so an operation to a process that failed ends with MPI_ERR_PROC_FAILED. To one of this
+ * node it is not: UCX leaves shared memory's and CMA's single copies out of endpoints in that
+ * mode, which would put the window's bytes on TCP (as pml ucxdt's data endpoints, docs/pml.md);
+ * an error UCP still reports there ends the operations the same way. */
 #include "osc_ucxdt.h"
 
 #include "opal/util/output.h"
@@ -13,6 +16,12 @@ static void peer_failed(void *arg, ucp_ep_h ep, ucs_status_t status) {
     (void)ep;
     __atomic_store_n(&p->failed, true, __ATOMIC_RELEASE);
     if (ompi_osc_ucxdt.verbose > 0) opal_output(0, "osc ucxdt: a peer failed: %s", ucs_status_string(status));
+}
+
+/* The handler of an endpoint without UCP's peer error mode. */
+static void local_failed(void *arg, ucp_ep_h ep, ucs_status_t status) {
+    ucxdt_worker_handle_ep_error(ompi_osc_ucxdt.worker, ep, status);
+    peer_failed(arg, ep, status);
 }
 
 int mca_osc_ucxdt_peer_connect(ompi_proc_t *proc, const void *address, size_t length, mca_osc_ucxdt_peer_t **peer) {
@@ -30,7 +39,15 @@ int mca_osc_ucxdt_peer_connect(ompi_proc_t *proc, const void *address, size_t le
         ucp_ep_params_t params = {0};
         params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
         params.address = address;
-        ucxdt_status_t st = ucxdt_ep_params_set_err_handler(&params, ompi_osc_ucxdt.worker, peer_failed, p);
+        const bool local = OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags);
+        ucxdt_status_t st = UCXDT_OK;
+        if (local) {
+            params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            params.err_handler.cb = local_failed;
+            params.err_handler.arg = p;
+        } else {
+            st = ucxdt_ep_params_set_err_handler(&params, ompi_osc_ucxdt.worker, peer_failed, p);
+        }
         ucs_status_t us = st == UCXDT_OK ? ucp_ep_create(ompi_osc_ucxdt.ucp_worker, &params, &p->ucp_ep)
                                          : UCS_ERR_INVALID_PARAM;
         if (us != UCS_OK) {
