@@ -26,24 +26,23 @@ int mca_osc_ucxdt_type(ompi_datatype_t *dt, ucxdt_type_t *type) {
     return rc != OMPI_SUCCESS ? rc : packed ? MPI_ERR_TYPE : OMPI_SUCCESS;
 }
 
+static void int_var(const char *name, const char *help, int level, int *storage) {
+    (void)mca_base_component_var_register(&mca_osc_ucxdt_component.osc_version, name, help, MCA_BASE_VAR_TYPE_INT,
+                                          NULL, 0, 0, level, MCA_BASE_VAR_SCOPE_LOCAL, storage);
+}
+
 static int component_register(void) {
     ompi_osc_ucxdt.priority = 80;
-    (void)mca_base_component_var_register(&mca_osc_ucxdt_component.osc_version, "priority",
-                                          "Priority under pml ucxdt (above osc ucx's 60, below osc sm's 100, which "
-                                          "takes shared windows)",
-                                          MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
-                                          MCA_BASE_VAR_SCOPE_LOCAL, &ompi_osc_ucxdt.priority);
+    int_var("priority", "Priority under pml ucxdt (above osc ucx's 60, below osc sm's 100, which takes shared windows)",
+            OPAL_INFO_LVL_3, &ompi_osc_ucxdt.priority);
     ompi_osc_ucxdt.priority_other = 10;
-    (void)mca_base_component_var_register(&mca_osc_ucxdt_component.osc_version, "priority_other",
-                                          "Priority under another PML (below osc ucx and osc rdma: used when they "
-                                          "cannot serve, or when named with --mca osc ucxdt)",
-                                          MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_3,
-                                          MCA_BASE_VAR_SCOPE_LOCAL, &ompi_osc_ucxdt.priority_other);
+    int_var("priority_other",
+            "Priority under another PML (below osc ucx and osc rdma: used when they cannot serve, or when named "
+            "with --mca osc ucxdt)",
+            OPAL_INFO_LVL_3, &ompi_osc_ucxdt.priority_other);
     ompi_osc_ucxdt.verbose = 0;
-    (void)mca_base_component_var_register(&mca_osc_ucxdt_component.osc_version, "verbose",
-                                          "Report setup steps and imported datatypes (0: errors only)",
-                                          MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                          MCA_BASE_VAR_SCOPE_LOCAL, &ompi_osc_ucxdt.verbose);
+    int_var("verbose", "Report setup steps, failed peers and imported datatypes (0: errors only)", OPAL_INFO_LVL_5,
+            &ompi_osc_ucxdt.verbose);
     return OMPI_SUCCESS;
 }
 
