@@ -23,6 +23,9 @@ for np in 2 4; do
   tag="np$np"; [ "$np" -le "$ngpu" ] || tag="np$np on $ngpu GPUs"
   run_step "pmpi_check[device, pml ucxdt, $tag]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
     "${mpirun[@]}" "${ucxdt_pml[@]}" "$C/bin/pmpi_check_ompi5" --mem device --seed 20240917 --types 300
+  # The one-sided cases too (osc ucxdt, which pml ucxdt selects; osc ucx faults on GPU windows).
+  run_step "pmpi_check[device, one-sided, pml ucxdt, $tag]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
+    "${mpirun[@]}" "${ucxdt_pml[@]}" "$C/bin/pmpi_check_ompi5" --one-sided --mem device --seed 20240917 --types 150
   run_step "pmpi_check[managed, pml ucxdt, $tag]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
     "${mpirun[@]}" "${ucxdt_pml[@]}" "$C/bin/pmpi_check_ompi5" --mem managed --seed 77 --types 150
   run_step "halo_f08[pml ucxdt, $tag]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
