@@ -1,12 +1,12 @@
 # run-on-device.sh pml: pml ucxdt (mca_pml_ucxdt.so) inside that Open MPI 5, one rank per GPU, on 2
-# ranks and on 4 (4 GPUs, else two ranks a GPU): pmpi_check on device buffers (and host on 2;
-# its one-sided cases through osc ucxdt); the Fortran halo and MPI_THREAD_MULTIPLE; halo3d (7- and 27-point; Isend and persistent), transpose
-# (Alltoallw) and mpi_layouts (ping-pong, UCXDT_PML_WINDOW (64) in flight, and -x coll: Bcast and
-# Allgather) under pml ucxdt, each against pml ucx sending the packed bytes (hand packing;
-# mpi_layouts -c) in the same call, and the interposer over pml ucx; halo3d under compute-sanitizer
-# memcheck and racecheck, and pmpi_check under memcheck (UCXDT_PML_SANITIZE=n: not);
-# scripts/bench-pml: mpi_layouts, halo3d and transpose under ob1, pml ucx and pml ucxdt on host and
-# device memory (issue 62)
+# ranks and on 4 (4 GPUs, else two ranks a GPU): pmpi_check on device buffers (and host on 2; its
+# one-sided cases through osc ucxdt); the Fortran halo and MPI_THREAD_MULTIPLE; halo3d (7- and
+# 27-point; Isend and persistent), transpose (Alltoallw) and mpi_layouts (ping-pong,
+# UCXDT_PML_WINDOW (64) in flight, and -x coll: Bcast and Allgather) under pml ucxdt, each against
+# pml ucx sending the packed bytes (hand packing; mpi_layouts -c) in the same call, and the
+# interposer over pml ucx; halo3d under compute-sanitizer memcheck and racecheck, and pmpi_check
+# under memcheck (UCXDT_PML_SANITIZE=n: not); scripts/bench-pml: mpi_layouts, halo3d and transpose
+# under ob1, pml ucx and pml ucxdt on host and device memory (issue 62)
 # Sourced by run-on-device.sh, whose settings and run_step it uses; `return` ends the phase.
 if [ ! -x "$O/bin/mpirun" ] || [ ! -e "$O/pml/mca_pml_ucxdt.so" ] || [ ! -x "$C/bin/halo3d" ]; then
   summary+=("pml|MISSING|0|Open MPI 5, pml ucxdt or clients/ not carried"); failed=1; return
