@@ -57,8 +57,6 @@ OMPI_DECLSPEC extern ompi_osc_base_component_t mca_osc_ucxdt_component;
 /* Makes the context and workers, once; OMPI_SUCCESS or an error. */
 int mca_osc_ucxdt_setup(void);
 int mca_osc_ucxdt_progress(void);
-/* Runs progress until *flag is set (by a callback). */
-void mca_osc_ucxdt_wait_flag(volatile bool *flag);
 
 /* A ucxdt status as an MPI error class. */
 static inline int mca_osc_ucxdt_mpi_error(ucxdt_status_t st) { return mca_common_ucxdt_mpi_error(st, "osc ucxdt"); }
@@ -116,7 +114,6 @@ typedef struct {
     bool no_locks;
     int op_error;                /* the first error of an operation that ended since the last
                                     synchronization, which reports it (0: none) */
-    opal_recursive_mutex_t lock;
 } mca_osc_ucxdt_module_t;
 
 static inline mca_osc_ucxdt_module_t *mca_osc_ucxdt_module(ompi_win_t *win) {
@@ -129,8 +126,9 @@ int mca_osc_ucxdt_free(ompi_win_t *win);
 int mca_osc_ucxdt_attach(ompi_win_t *win, void *base, size_t size);
 int mca_osc_ucxdt_detach(ompi_win_t *win, const void *base);
 
-/* Whether the module's epochs allow access to target now: OMPI_SUCCESS or OMPI_ERR_RMA_SYNC. */
-int mca_osc_ucxdt_check_access(mca_osc_ucxdt_module_t *m, int target);
+/* Whether the module's epochs allow access to target now, by a request-based call
+ * (request_based) or another: OMPI_SUCCESS or OMPI_ERR_RMA_SYNC. */
+int mca_osc_ucxdt_check_access(mca_osc_ucxdt_module_t *m, int target, bool request_based);
 /* The target's address of target_disp, and whether the window may be there at all. */
 static inline uint64_t mca_osc_ucxdt_address(const mca_osc_ucxdt_target_t *t, ptrdiff_t target_disp) {
     return t->base + (uint64_t)((int64_t)target_disp * t->disp_unit);
@@ -147,6 +145,9 @@ static inline int mca_osc_ucxdt_take_op_error(mca_osc_ucxdt_module_t *m) {
  * it was. Blocks until done. OMPI_SUCCESS or an MPI error. */
 int mca_osc_ucxdt_state_atomic(mca_osc_ucxdt_module_t *m, int target, size_t index, ucp_atomic_op_t op,
                                uint64_t value, uint64_t swap, uint64_t *fetched);
+/* Waits for a ucxdt operation started without a callback (op as the call returned it): an MPI
+ * error class, MPI_ERR_PROC_FAILED when target's process failed. */
+int mca_osc_ucxdt_wait_op(mca_osc_ucxdt_module_t *m, int target, ucxdt_status_ptr_t op);
 /* Flushes the endpoint of target (every put, get and atomic to it done), or all of them. */
 int mca_osc_ucxdt_flush_target(mca_osc_ucxdt_module_t *m, int target);
 int mca_osc_ucxdt_flush_all_targets(mca_osc_ucxdt_module_t *m);
@@ -165,11 +166,6 @@ int mca_osc_ucxdt_rput(const void *origin_addr, int origin_count, ompi_datatype_
 int mca_osc_ucxdt_rget(void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
                        ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_win_t *win,
                        ompi_request_t **request);
-/* A put or get, completed locally before it returns (blocking) or with a request. */
-int mca_osc_ucxdt_putget(bool put, void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
-                         ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt,
-                         mca_osc_ucxdt_module_t *m, ompi_request_t **request);
-
 int mca_osc_ucxdt_accumulate(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
                              ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, struct ompi_op_t *op,
                              ompi_win_t *win);

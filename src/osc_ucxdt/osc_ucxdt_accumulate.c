@@ -8,27 +8,9 @@
  * (MPI_Reduce_local), and written back. MPI_REPLACE without a result is one put under the lock. */
 #include "osc_ucxdt.h"
 
-#include "opal/runtime/opal_progress.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Waits for a put or get started with no callback; an MPI error class. */
-static int wait_op(mca_osc_ucxdt_module_t *m, int target, ucxdt_status_ptr_t op) {
-    int st = UCXDT_OK;
-    if (UCXDT_PTR_IS_ERR(op)) {
-        st = UCXDT_PTR_STATUS(op);
-    } else if (op) {
-        while ((st = ucxdt_request_check_status(op)) == UCXDT_INPROGRESS) {
-            mca_osc_ucxdt_progress();
-            opal_progress();
-        }
-        ucxdt_request_free(op);
-    }
-    if (st == UCXDT_OK) return OMPI_SUCCESS;
-    return __atomic_load_n(&m->targets[target].peer->failed, __ATOMIC_ACQUIRE) ? MPI_ERR_PROC_FAILED
-                                                                                : mca_osc_ucxdt_mpi_error((ucxdt_status_t)st);
-}
 
 /* n elements of one predefined type, laid out as in memory (its extent apart). */
 typedef struct {
@@ -90,7 +72,7 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
         ucxdt_type_t otype;
         if ((rc = mca_osc_ucxdt_type(origin_dt, &otype)) != OMPI_SUCCESS) return rc;
         const ucxdt_request_param_t none = {0};
-        return wait_op(m, target, ucxdt_put_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, t->rkey,
+        return mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, t->rkey,
                                                 target_count, ttype, &none));
     }
     /* The one predefined type the target's is built of (MPI_Accumulate checks the origin's is
@@ -102,7 +84,7 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
     const size_t n = tsize * (size_t)target_count / psize;
     if ((rc = elements_init(&cur, prim, n)) == OMPI_SUCCESS) {
         const ucxdt_request_param_t none = {0};
-        rc = wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, (int64_t)n, cur.type, remote, t->rkey, target_count,
+        rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, (int64_t)n, cur.type, remote, t->rkey, target_count,
                                               ttype, &none));
     }
     if (rc == OMPI_SUCCESS && result_addr) rc = convert(&cur, result_addr, result_count, result_dt, true);
@@ -117,7 +99,7 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
                 next = cur.buf;
             }
             const ucxdt_request_param_t none = {0};
-            rc = wait_op(m, target, ucxdt_put_nbx(t->peer->ep, next, (int64_t)n, cur.type, remote, t->rkey,
+            rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, next, (int64_t)n, cur.type, remote, t->rkey,
                                                   target_count, ttype, &none));
         }
     }
@@ -130,9 +112,8 @@ static int accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr, int or
                       void *result_addr, int result_count, ompi_datatype_t *result_dt, int target,
                       ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, struct ompi_op_t *op,
                       ompi_request_t **request) {
-    int rc = mca_osc_ucxdt_check_access(m, target);
+    int rc = mca_osc_ucxdt_check_access(m, target, request != NULL);
     if (rc != OMPI_SUCCESS) return rc;
-    if (request && !m->lock_all && !m->targets[target].lock) return OMPI_ERR_RMA_SYNC;  /* §12.3.5 */
     if ((rc = mca_osc_ucxdt_acc_lock(m, target)) != OMPI_SUCCESS) return rc;
     rc = locked_accumulate(m, origin_addr, origin_count, origin_dt, result_addr, result_count, result_dt, target,
                            target_disp, target_count, target_dt, op);
@@ -190,7 +171,7 @@ int mca_osc_ucxdt_fetch_and_op(const void *origin_addr, void *result_addr, ompi_
 int mca_osc_ucxdt_compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                                    ompi_datatype_t *dt, int target, ptrdiff_t target_disp, ompi_win_t *win) {
     mca_osc_ucxdt_module_t *m = mca_osc_ucxdt_module(win);
-    int rc = mca_osc_ucxdt_check_access(m, target);
+    int rc = mca_osc_ucxdt_check_access(m, target, false);
     if (rc != OMPI_SUCCESS) return rc;
     elements_t cur = {0}, cmp = {0};
     if ((rc = elements_init(&cur, dt, 1)) != OMPI_SUCCESS || (rc = elements_init(&cmp, dt, 1)) != OMPI_SUCCESS ||
@@ -204,13 +185,13 @@ int mca_osc_ucxdt_compare_and_swap(const void *origin_addr, const void *compare_
     if ((rc = mca_osc_ucxdt_acc_lock(m, target)) == OMPI_SUCCESS) {
         const uint64_t remote = mca_osc_ucxdt_address(t, target_disp);
         const ucxdt_request_param_t none = {0};
-        rc = t->rkey ? wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, 1, cur.type, remote, t->rkey, 1, cur.type, &none))
+        rc = t->rkey ? mca_osc_ucxdt_wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, 1, cur.type, remote, t->rkey, 1, cur.type, &none))
                      : MPI_ERR_RMA_RANGE;
         if (rc == OMPI_SUCCESS) rc = convert(&cur, result_addr, 1, dt, true);
         if (rc == OMPI_SUCCESS && memcmp(cur.buf, cmp.buf, size) == 0) {
             ucxdt_type_t type;
             if ((rc = mca_osc_ucxdt_type(dt, &type)) == OMPI_SUCCESS)
-                rc = wait_op(m, target, ucxdt_put_nbx(t->peer->ep, origin_addr, 1, type, remote, t->rkey, 1, type, &none));
+                rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, origin_addr, 1, type, remote, t->rkey, 1, type, &none));
         }
         const int urc = mca_osc_ucxdt_acc_unlock(m, target);
         if (rc == OMPI_SUCCESS) rc = urc;

@@ -47,23 +47,25 @@ int mca_osc_ucxdt_state_atomic(mca_osc_ucxdt_module_t *m, int target, size_t ind
     return OMPI_SUCCESS;
 }
 
-static int wait_ucxdt(ucxdt_status_ptr_t req) {
-    if (UCXDT_PTR_IS_ERR(req)) return mca_osc_ucxdt_mpi_error(UCXDT_PTR_STATUS(req));
-    if (!req) return OMPI_SUCCESS;
-    int st;
-    while ((st = ucxdt_request_check_status(req)) == UCXDT_INPROGRESS) {
-        mca_osc_ucxdt_progress();
-        opal_progress();
+int mca_osc_ucxdt_wait_op(mca_osc_ucxdt_module_t *m, int target, ucxdt_status_ptr_t op) {
+    int st = UCXDT_OK;
+    if (UCXDT_PTR_IS_ERR(op)) {
+        st = UCXDT_PTR_STATUS(op);
+    } else if (op) {
+        while ((st = ucxdt_request_check_status(op)) == UCXDT_INPROGRESS) {
+            mca_osc_ucxdt_progress();
+            opal_progress();
+        }
+        ucxdt_request_free(op);
     }
-    ucxdt_request_free(req);
-    return mca_osc_ucxdt_mpi_error((ucxdt_status_t)st);
+    if (st == UCXDT_OK) return OMPI_SUCCESS;
+    return __atomic_load_n(&m->targets[target].peer->failed, __ATOMIC_ACQUIRE) ? MPI_ERR_PROC_FAILED
+                                                                                : mca_osc_ucxdt_mpi_error((ucxdt_status_t)st);
 }
 
 int mca_osc_ucxdt_flush_target(mca_osc_ucxdt_module_t *m, int target) {
-    mca_osc_ucxdt_target_t *t = &m->targets[target];
     const ucxdt_request_param_t none = {0};
-    const int rc = wait_ucxdt(ucxdt_ep_flush_nbx(t->peer->ep, &none));
-    return rc != OMPI_SUCCESS && __atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE) ? MPI_ERR_PROC_FAILED : rc;
+    return mca_osc_ucxdt_wait_op(m, target, ucxdt_ep_flush_nbx(m->targets[target].peer->ep, &none));
 }
 
 /* Each target's endpoint in turn: the worker's flush would also wait for other windows'. */

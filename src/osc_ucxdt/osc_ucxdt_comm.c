@@ -21,14 +21,13 @@ static void request_ended(void *request, ucxdt_status_t status, void *user_data)
     mca_osc_ucxdt_request_complete(user_data, status == UCXDT_OK ? MPI_SUCCESS : mca_osc_ucxdt_mpi_error(status));
 }
 
-int mca_osc_ucxdt_putget(bool put, void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
-                         ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt,
-                         mca_osc_ucxdt_module_t *m, ompi_request_t **request) {
+/* A put or get, left running (blocking calls) or with a request. */
+static int putget(bool put, void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
+                  ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, mca_osc_ucxdt_module_t *m,
+                  ompi_request_t **request) {
     mca_osc_ucxdt_request_t *r = NULL;
-    int rc = mca_osc_ucxdt_check_access(m, target);
+    int rc = mca_osc_ucxdt_check_access(m, target, request != NULL);
     if (rc != OMPI_SUCCESS) return rc;
-    /* Request-based calls belong to passive-target epochs (MPI-4.1 §12.3.5), as osc ucx has it. */
-    if (request && !m->lock_all && !m->targets[target].lock) return OMPI_ERR_RMA_SYNC;
     ucxdt_type_t otype, ttype;
     if ((rc = mca_osc_ucxdt_type(origin_dt, &otype)) != OMPI_SUCCESS ||
         (rc = mca_osc_ucxdt_type(target_dt, &ttype)) != OMPI_SUCCESS)
@@ -71,26 +70,26 @@ int mca_osc_ucxdt_putget(bool put, void *origin_addr, int origin_count, ompi_dat
 
 int mca_osc_ucxdt_put(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
                       ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_win_t *win) {
-    return mca_osc_ucxdt_putget(true, (void *)origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+    return putget(true, (void *)origin_addr, origin_count, origin_dt, target, target_disp, target_count,
                                 target_dt, mca_osc_ucxdt_module(win), NULL);
 }
 
 int mca_osc_ucxdt_get(void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
                       ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_win_t *win) {
-    return mca_osc_ucxdt_putget(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+    return putget(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
                                 target_dt, mca_osc_ucxdt_module(win), NULL);
 }
 
 int mca_osc_ucxdt_rput(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
                        ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_win_t *win,
                        ompi_request_t **request) {
-    return mca_osc_ucxdt_putget(true, (void *)origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+    return putget(true, (void *)origin_addr, origin_count, origin_dt, target, target_disp, target_count,
                                 target_dt, mca_osc_ucxdt_module(win), request);
 }
 
 int mca_osc_ucxdt_rget(void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
                        ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_win_t *win,
                        ompi_request_t **request) {
-    return mca_osc_ucxdt_putget(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
+    return putget(false, origin_addr, origin_count, origin_dt, target, target_disp, target_count,
                                 target_dt, mca_osc_ucxdt_module(win), request);
 }

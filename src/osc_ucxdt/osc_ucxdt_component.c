@@ -14,10 +14,6 @@ int mca_osc_ucxdt_progress(void) {
     return ompi_osc_ucxdt.worker ? (int)ucxdt_worker_progress(ompi_osc_ucxdt.worker) : 0;
 }
 
-void mca_osc_ucxdt_wait_flag(volatile bool *flag) {
-    while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) opal_progress();
-}
-
 int mca_osc_ucxdt_type(ompi_datatype_t *dt, ucxdt_type_t *type) {
     bool packed = false;
     const int rc = mca_common_ucxdt_type(&ompi_osc_ucxdt.types, dt, type, &packed);

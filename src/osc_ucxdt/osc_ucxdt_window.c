@@ -67,7 +67,6 @@ static void release(mca_osc_ucxdt_module_t *m) {
     free(m->start_ranks);
     free(m->posts_seen);
     if (m->comm) ompi_comm_free(&m->comm);
-    OBJ_DESTRUCT(&m->lock);
     free(m);
 }
 
@@ -158,7 +157,6 @@ int mca_osc_ucxdt_window_select(ompi_win_t *win, void **base, size_t size, int d
     OPAL_THREAD_UNLOCK(&ompi_osc_ucxdt.lock);
     mca_osc_ucxdt_module_t *m = calloc(1, sizeof *m);
     if (!m) return OMPI_ERR_OUT_OF_RESOURCE;
-    OBJ_CONSTRUCT(&m->lock, opal_recursive_mutex_t);
     m->super = module_template;
     m->win = win;
     m->size = ompi_comm_size(comm);
@@ -250,9 +248,12 @@ int mca_osc_ucxdt_detach(ompi_win_t *win, const void *base) {
     return OMPI_ERR_RMA_FLAVOR;
 }
 
-int mca_osc_ucxdt_check_access(mca_osc_ucxdt_module_t *m, int target) {
+int mca_osc_ucxdt_check_access(mca_osc_ucxdt_module_t *m, int target, bool request_based) {
     if (target < 0 || target >= m->size) return MPI_ERR_RANK;
-    if (m->fence || m->lock_all || m->targets[target].lock) return OMPI_SUCCESS;
+    if (m->lock_all || m->targets[target].lock) return OMPI_SUCCESS;
+    /* Request-based calls belong to passive-target epochs (MPI-4.1 §12.3.5), as osc ucx has it. */
+    if (request_based) return OMPI_ERR_RMA_SYNC;
+    if (m->fence) return OMPI_SUCCESS;
     for (int i = 0; i < m->start_n; ++i)
         if (m->start_ranks[i] == target) return OMPI_SUCCESS;
     return OMPI_ERR_RMA_SYNC;
