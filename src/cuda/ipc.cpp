@@ -241,15 +241,11 @@ ucxdt_status_t IpcImports::map(uint64_t peer, uint64_t process, const IpcRef &re
         if (ucxdt_status_t st = g.status()) return st;
         void *base = nullptr;
         uint64_t ticket = 0;
-        cudaError_t err = open_shared(device, process, ref, &base, &ticket);
-        // The peer freed memory we still map and allocated it anew (a new allocation ID, its
-        // handle new or not): the driver refuses a second mapping until the old one is closed.
-        if (err == cudaErrorAlreadyMapped && close_stale(peer, device, ref) > 0) {
-            cudaGetLastError();
-            err = open_shared(device, process, ref, &base, &ticket);
-        }
+        // open_shared closes a mapping, ours or another worker's, of memory the peer freed and
+        // allocated anew, which the driver would not map twice.
+        const cudaError_t err = open_shared(device, process, ref, &base, &ticket);
         if (ucxdt_status_t st = check(err, "cudaIpcOpenMemHandle (the peer's memory)")) return st;
-        it = entries_.emplace(k, Entry{static_cast<char *>(base), 0, {}, ref.base, ref.alloc_bytes, ticket}).first;
+        it = entries_.emplace(k, Entry{static_cast<char *>(base), 0, {}, ticket}).first;
     } else if (it->second.holds == 0) {
         idle_.erase(it->second.lru);
     }
@@ -263,18 +259,6 @@ void IpcImports::unmap(uint64_t peer, const IpcRef &ref, int device) {
     if (it == entries_.end() || it->second.holds == 0) return;
     if (--it->second.holds == 0) it->second.lru = idle_.insert(idle_.end(), it->first);
     trim();
-}
-
-size_t IpcImports::close_stale(uint64_t peer, int device, const IpcRef &ref) {
-    size_t closed = 0;
-    for (auto it = entries_.begin(); it != entries_.end();) {
-        auto next = std::next(it);
-        const Entry &e = it->second;
-        const bool overlaps = e.peer_base < ref.base + ref.alloc_bytes && ref.base < e.peer_base + e.peer_bytes;
-        if (it->first.peer == peer && it->first.device == device && e.holds == 0 && overlaps) close(it), ++closed;
-        it = next;
-    }
-    return closed;
 }
 
 void IpcImports::forget_peer(uint64_t peer) {

@@ -85,14 +85,10 @@ private:
         char *base = nullptr;
         int holds = 0;
         std::list<Key>::iterator lru;  // position among entries without holds, when holds == 0
-        uint64_t peer_base = 0, peer_bytes = 0;  // the allocation in the exporting process
-        uint64_t ticket = 0;                     // of the process-wide mapping (ipc.cpp)
+        uint64_t ticket = 0;  // of the process-wide mapping (ipc.cpp)
     };
     static Key key(uint64_t peer, int device, const IpcRef &ref);
     void close(std::map<Key, Entry>::iterator it);
-    /// Closes the unheld mappings of `peer` on `device` that overlap `ref`'s allocation: older
-    /// handles of memory the peer freed and allocated again. Returns how many.
-    size_t close_stale(uint64_t peer, int device, const IpcRef &ref);
     void trim();
     size_t capacity_;
     std::map<Key, Entry> entries_;
