@@ -7,9 +7,9 @@
  * accumulates use UCP atomics on a small state region each process exposes per window.
  *
  * Built out of Open MPI's tree as mca_osc_ucxdt.so against Open MPI 5.0.7's developer headers;
- * chosen by priority under pml ucxdt, or with `--mca osc ucxdt`. Windows: MPI_Win_create and
- * MPI_Win_allocate (host, device or managed memory). MPI_Win_allocate_shared and
- * MPI_Win_create_dynamic go to another component (osc sm, osc ucx).
+ * chosen by priority under pml ucxdt, or with `--mca osc ucxdt`. Windows: MPI_Win_create,
+ * MPI_Win_allocate and MPI_Win_create_dynamic (host, device or managed memory).
+ * MPI_Win_allocate_shared goes to another component (osc sm).
  */
 #ifndef OSC_UCXDT_H
 #define OSC_UCXDT_H
@@ -46,6 +46,7 @@ typedef struct {
     opal_recursive_mutex_t lock;  /* the peer table, the type cache, setup */
     mca_common_ucxdt_types_t types;
     int windows;                  /* alive: progress is registered while there are any */
+    int attach_max;               /* regions a dynamic window holds at once, per process */
     int priority;                 /* under pml ucxdt */
     int priority_other;           /* under another PML */
     int verbose;
@@ -80,15 +81,26 @@ void mca_osc_ucxdt_peers_close(void);
 enum { OSC_UCXDT_LOCK = 0, OSC_UCXDT_ACC_LOCK = 1, OSC_UCXDT_COMPLETES = 2, OSC_UCXDT_POSTS = 3 };
 #define OSC_UCXDT_LOCK_EXCLUSIVE ((uint64_t)1 << 32)  /* the lock word: readers count below it */
 
+/* A region a target attached to a dynamic window, as its origin knows it. */
+typedef struct {
+    uint64_t id, base, size;
+    ucxdt_rkey_h rkey;       /* NULL for 0 bytes */
+} mca_osc_ucxdt_region_t;
+
 typedef struct {
     mca_osc_ucxdt_peer_t *peer;
-    uint64_t base;           /* the window's address there */
+    uint64_t base;           /* the window's address there (0 for a dynamic window) */
     uint64_t size;           /* bytes */
     int disp_unit;
     ucxdt_rkey_h rkey;       /* NULL for a window of 0 bytes */
     uint64_t state;          /* its state region's address */
     ucp_rkey_h state_rkey;
     int lock;                /* 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE: held by this process */
+    /* A dynamic window: the target's attached regions, as of its table's version. */
+    mca_osc_ucxdt_region_t *regions;
+    int regions_n;
+    bool regions_read;
+    uint64_t table_version;
 } mca_osc_ucxdt_target_t;
 
 typedef struct {
@@ -96,11 +108,12 @@ typedef struct {
     ompi_win_t *win;
     ompi_communicator_t *comm;   /* a duplicate of the window's, for its collectives */
     int rank, size;
+    int flavor;                  /* MPI_WIN_FLAVOR_CREATE, _ALLOCATE or _DYNAMIC */
     void *base;
     size_t length;
     bool allocated;              /* base is ours (MPI_Win_allocate) */
     ucxdt_mem_h memh;            /* NULL for 0 bytes */
-    uint64_t *state;             /* this process's state region */
+    uint64_t *state;             /* this process's state region (then its attached-memory table) */
     ucp_mem_h state_memh;
     mca_osc_ucxdt_target_t *targets;
     /* Epochs (MPI-4.1 §12.5). */
@@ -114,6 +127,8 @@ typedef struct {
     bool no_locks;
     int op_error;                /* the first error of an operation that ended since the last
                                     synchronization, which reports it (0: none) */
+    ucxdt_mem_h *attached;       /* a dynamic window: the memory handle of each table slot */
+    uint64_t attach_ids;         /* attachments so far */
 } mca_osc_ucxdt_module_t;
 
 static inline mca_osc_ucxdt_module_t *mca_osc_ucxdt_module(ompi_win_t *win) {
@@ -129,10 +144,39 @@ int mca_osc_ucxdt_detach(ompi_win_t *win, const void *base);
 /* Whether the module's epochs allow access to target now, by a request-based call
  * (request_based) or another: OMPI_SUCCESS or OMPI_ERR_RMA_SYNC. */
 int mca_osc_ucxdt_check_access(mca_osc_ucxdt_module_t *m, int target, bool request_based);
-/* The target's address of target_disp, and whether the window may be there at all. */
+/* The target's address of target_disp. */
 static inline uint64_t mca_osc_ucxdt_address(const mca_osc_ucxdt_target_t *t, ptrdiff_t target_disp) {
     return t->base + (uint64_t)((int64_t)target_disp * t->disp_unit);
 }
+
+/* ---- Dynamic windows (osc_ucxdt_dynamic.c) ------------------------------------------------ */
+/* The table of attached memory a process exposes after its state words, read by origins. */
+#define OSC_UCXDT_ATTACH_KEY_MAX 1024  /* bytes of a packed ucxdt key in a slot */
+typedef struct {
+    uint64_t id;          /* the attachment's number, never reused by the window */
+    uint64_t base, size;  /* address, bytes */
+    uint64_t key_length;
+    char key[OSC_UCXDT_ATTACH_KEY_MAX];
+} mca_osc_ucxdt_attachment_t;
+typedef struct {
+    uint64_t version;     /* odd while the table changes */
+    uint64_t count;       /* slots in use */
+    mca_osc_ucxdt_attachment_t slots[];
+} mca_osc_ucxdt_table_t;
+
+/* The table's first word in the state region (after the post counters), and its bytes. */
+static inline size_t mca_osc_ucxdt_table_word(const mca_osc_ucxdt_module_t *m) {
+    return OSC_UCXDT_POSTS + (size_t)m->size;
+}
+size_t mca_osc_ucxdt_table_bytes(size_t slots);
+/* The address and key through which target_count elements of target_dt at target_disp are
+ * reached: the window's, or the attached region holding the layout's first byte (read from
+ * the target's table when it changed). MPI_ERR_RMA_RANGE when there is none. */
+int mca_osc_ucxdt_resolve(mca_osc_ucxdt_module_t *m, int target, ptrdiff_t target_disp, ompi_datatype_t *target_dt,
+                          uint64_t *remote, ucxdt_rkey_h *rkey);
+/* At free: the origin's copy of t's regions; this process's attached memory. */
+void mca_osc_ucxdt_regions_release(mca_osc_ucxdt_target_t *t);
+void mca_osc_ucxdt_attached_release(mca_osc_ucxdt_module_t *m);
 
 /* The error an ended operation left, cleared; OMPI_SUCCESS if none. */
 static inline int mca_osc_ucxdt_take_op_error(mca_osc_ucxdt_module_t *m) {
@@ -145,6 +189,8 @@ static inline int mca_osc_ucxdt_take_op_error(mca_osc_ucxdt_module_t *m) {
  * it was. Blocks until done. OMPI_SUCCESS or an MPI error. */
 int mca_osc_ucxdt_state_atomic(mca_osc_ucxdt_module_t *m, int target, size_t index, ucp_atomic_op_t op,
                                uint64_t value, uint64_t swap, uint64_t *fetched);
+/* len bytes at byte offset `offset` of target's state region into buf; blocks until done. */
+int mca_osc_ucxdt_state_get(mca_osc_ucxdt_module_t *m, int target, uint64_t offset, void *buf, size_t len);
 /* Waits for a ucxdt operation started without a callback (op as the call returned it): an MPI
  * error class, MPI_ERR_PROC_FAILED when target's process failed. */
 int mca_osc_ucxdt_wait_op(mca_osc_ucxdt_module_t *m, int target, ucxdt_status_ptr_t op);

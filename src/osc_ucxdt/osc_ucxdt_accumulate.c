@@ -66,13 +66,14 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
     size_t tsize = 0;
     ompi_datatype_type_size(target_dt, &tsize);
     if (tsize * (size_t)target_count == 0) return OMPI_SUCCESS;
-    if (!t->rkey) return MPI_ERR_RMA_RANGE;
-    const uint64_t remote = mca_osc_ucxdt_address(t, target_disp);
+    uint64_t remote = 0;
+    ucxdt_rkey_h rkey = NULL;
+    if ((rc = mca_osc_ucxdt_resolve(m, target, target_disp, target_dt, &remote, &rkey)) != OMPI_SUCCESS) return rc;
     if (op == MPI_REPLACE && !result_addr) {
         ucxdt_type_t otype;
         if ((rc = mca_osc_ucxdt_type(origin_dt, &otype)) != OMPI_SUCCESS) return rc;
         const ucxdt_request_param_t none = {0};
-        return mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, t->rkey,
+        return mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, rkey,
                                                 target_count, ttype, &none));
     }
     /* The one predefined type the target's is built of (MPI_Accumulate checks the origin's is
@@ -84,7 +85,7 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
     const size_t n = tsize * (size_t)target_count / psize;
     if ((rc = elements_init(&cur, prim, n)) == OMPI_SUCCESS) {
         const ucxdt_request_param_t none = {0};
-        rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, (int64_t)n, cur.type, remote, t->rkey, target_count,
+        rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, (int64_t)n, cur.type, remote, rkey, target_count,
                                               ttype, &none));
     }
     if (rc == OMPI_SUCCESS && result_addr) rc = convert(&cur, result_addr, result_count, result_dt, true);
@@ -99,7 +100,7 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
                 next = cur.buf;
             }
             const ucxdt_request_param_t none = {0};
-            rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, next, (int64_t)n, cur.type, remote, t->rkey,
+            rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, next, (int64_t)n, cur.type, remote, rkey,
                                                   target_count, ttype, &none));
         }
     }
@@ -182,16 +183,18 @@ int mca_osc_ucxdt_compare_and_swap(const void *origin_addr, const void *compare_
     mca_osc_ucxdt_target_t *t = &m->targets[target];
     size_t size = 0;
     ompi_datatype_type_size(dt, &size);
+    uint64_t remote = 0;
+    ucxdt_rkey_h rkey = NULL;
     if ((rc = mca_osc_ucxdt_acc_lock(m, target)) == OMPI_SUCCESS) {
-        const uint64_t remote = mca_osc_ucxdt_address(t, target_disp);
         const ucxdt_request_param_t none = {0};
-        rc = t->rkey ? mca_osc_ucxdt_wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, 1, cur.type, remote, t->rkey, 1, cur.type, &none))
-                     : MPI_ERR_RMA_RANGE;
+        rc = mca_osc_ucxdt_resolve(m, target, target_disp, dt, &remote, &rkey);
+        if (rc == OMPI_SUCCESS)
+            rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, 1, cur.type, remote, rkey, 1, cur.type, &none));
         if (rc == OMPI_SUCCESS) rc = convert(&cur, result_addr, 1, dt, true);
         if (rc == OMPI_SUCCESS && memcmp(cur.buf, cmp.buf, size) == 0) {
             ucxdt_type_t type;
             if ((rc = mca_osc_ucxdt_type(dt, &type)) == OMPI_SUCCESS)
-                rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, origin_addr, 1, type, remote, t->rkey, 1, type, &none));
+                rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, origin_addr, 1, type, remote, rkey, 1, type, &none));
         }
         const int urc = mca_osc_ucxdt_acc_unlock(m, target);
         if (rc == OMPI_SUCCESS) rc = urc;

@@ -1,5 +1,5 @@
 /* Remote atomics on the windows' state regions (the lock word, the accumulate lock, the counters
- * of general active-target synchronization), and flushes. Each call waits for its answer,
+ * of general active-target synchronization), gets of them (dynamic windows' tables), and flushes. Each call waits for its answer,
  * driving the osc worker; UCP emulates an atomic a transport lacks through the target's
  * progress, which runs whenever that process is inside MPI (opal_progress). */
 #include "osc_ucxdt.h"
@@ -45,6 +45,25 @@ int mca_osc_ucxdt_state_atomic(mca_osc_ucxdt_module_t *m, int target, size_t ind
     }
     if (fetched) *fetched = reply;
     return OMPI_SUCCESS;
+}
+
+int mca_osc_ucxdt_state_get(mca_osc_ucxdt_module_t *m, int target, uint64_t offset, void *buf, size_t len) {
+    mca_osc_ucxdt_target_t *t = &m->targets[target];
+    if (__atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE)) return MPI_ERR_PROC_FAILED;
+    const ucp_request_param_t p = {0};
+    ucs_status_ptr_t req = ucp_get_nbx(t->peer->ucp_ep, buf, len, t->state + offset, t->state_rkey, &p);
+    ucs_status_t st = UCS_OK;
+    if (UCS_PTR_IS_ERR(req)) {
+        st = UCS_PTR_STATUS(req);
+    } else if (req) {
+        wait_ucp(req);
+        st = ucp_request_check_status(req);
+        ucp_request_free(req);
+    }
+    if (st == UCS_OK) return OMPI_SUCCESS;
+    if (__atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE)) return MPI_ERR_PROC_FAILED;
+    opal_output(0, "osc ucxdt: a read of rank %d's window state: %s", target, ucs_status_string(st));
+    return OMPI_ERROR;
 }
 
 int mca_osc_ucxdt_wait_op(mca_osc_ucxdt_module_t *m, int target, ucxdt_status_ptr_t op) {

@@ -41,21 +41,21 @@ static int putget(bool put, void *origin_addr, int origin_count, ompi_datatype_t
     size_t osize = 0, tsize = 0;
     ompi_datatype_type_size(origin_dt, &osize);
     ompi_datatype_type_size(target_dt, &tsize);
+    uint64_t remote = 0;
+    ucxdt_rkey_h rkey = NULL;
     if ((size_t)origin_count * osize == 0 && (size_t)target_count * tsize == 0) {
         op = NULL;  /* nothing to move */
-    } else if (!t->rkey) {
-        op = (ucxdt_status_ptr_t)(intptr_t)UCXDT_ERR_OUT_OF_RANGE;  /* a window of 0 bytes */
-    } else {
+    } else if ((rc = mca_osc_ucxdt_resolve(m, target, target_disp, target_dt, &remote, &rkey)) == OMPI_SUCCESS) {
         ucxdt_request_param_t p = {.field_mask = UCXDT_REQUEST_PARAM_FIELD_CALLBACK | UCXDT_REQUEST_PARAM_FIELD_USER_DATA};
         p.cb.send = r ? request_ended : op_ended;
         p.user_data = r ? (void *)r : (void *)m;
-        const uint64_t remote = mca_osc_ucxdt_address(t, target_disp);
-        op = put ? ucxdt_put_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, t->rkey, target_count, ttype, &p)
-                 : ucxdt_get_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, t->rkey, target_count, ttype, &p);
+        op = put ? ucxdt_put_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, rkey, target_count, ttype, &p)
+                 : ucxdt_get_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, rkey, target_count, ttype, &p);
     }
-    if (UCXDT_PTR_IS_ERR(op)) {
-        rc = __atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE) ? MPI_ERR_PROC_FAILED
-                                                                 : mca_osc_ucxdt_mpi_error(UCXDT_PTR_STATUS(op));
+    if (rc != OMPI_SUCCESS || UCXDT_PTR_IS_ERR(op)) {
+        if (rc == OMPI_SUCCESS)
+            rc = __atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE) ? MPI_ERR_PROC_FAILED
+                                                                     : mca_osc_ucxdt_mpi_error(UCXDT_PTR_STATUS(op));
         if (r) {
             r->free_called = true;  /* never handed out */
             mca_osc_ucxdt_request_complete(r, rc);

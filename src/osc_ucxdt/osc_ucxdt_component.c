@@ -36,6 +36,10 @@ static int component_register(void) {
             "Priority under another PML (below osc ucx and osc rdma: used when they cannot serve, or when named "
             "with --mca osc ucxdt)",
             OPAL_INFO_LVL_3, &ompi_osc_ucxdt.priority_other);
+    ompi_osc_ucxdt.attach_max = 48;
+    int_var("attach_max", "Regions a process may attach to one dynamic window at once (as osc ucx's 48)",
+            OPAL_INFO_LVL_5, &ompi_osc_ucxdt.attach_max);
+    if (ompi_osc_ucxdt.attach_max < 1) ompi_osc_ucxdt.attach_max = 1;
     ompi_osc_ucxdt.verbose = 0;
     int_var("verbose", "Report setup steps, failed peers and imported datatypes (0: errors only)", OPAL_INFO_LVL_5,
             &ompi_osc_ucxdt.verbose);
@@ -56,7 +60,7 @@ static int component_init(bool enable_progress_threads, bool enable_mpi_threads)
 static int component_query(ompi_win_t *win, void **base, size_t size, int disp_unit, ompi_communicator_t *comm,
                            opal_info_t *info, int flavor) {
     (void)win, (void)base, (void)size, (void)disp_unit, (void)info;
-    if (flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_ALLOCATE) return -1;
+    if (flavor == MPI_WIN_FLAVOR_SHARED) return -1;
     if (OMPI_COMM_IS_INTER(comm)) return -1;
     const char *pml = mca_pml_base_selected_component.pmlm_version.mca_component_name;
     return strcmp(pml, "ucxdt") == 0 ? ompi_osc_ucxdt.priority : ompi_osc_ucxdt.priority_other;

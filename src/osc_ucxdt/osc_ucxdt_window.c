@@ -1,5 +1,5 @@
-/* A window's life: made (MPI_Win_create, MPI_Win_allocate) by registering its memory and a
- * state region with the osc worker, exchanging addresses, sizes, displacement units, remote
+/* A window's life: made (MPI_Win_create, MPI_Win_allocate, MPI_Win_create_dynamic) by
+ * registering its memory (none for a dynamic window) and a state region with the osc worker, exchanging addresses, sizes, displacement units, remote
  * keys and worker addresses over a duplicate of the window's communicator, and connecting to
  * every process of the group; freed after a flush and a barrier (MPI-4.1 §12.2.5). */
 #include "osc_ucxdt.h"
@@ -57,10 +57,12 @@ static void release(mca_osc_ucxdt_module_t *m) {
         for (int r = 0; r < m->size; ++r) {
             if (m->targets[r].rkey) ucxdt_rkey_destroy(m->targets[r].rkey);
             if (m->targets[r].state_rkey) ucp_rkey_destroy(m->targets[r].state_rkey);
+            mca_osc_ucxdt_regions_release(&m->targets[r]);
         }
         free(m->targets);
     }
     if (m->memh) ucxdt_mem_unmap(m->memh);
+    mca_osc_ucxdt_attached_release(m);
     if (m->state_memh) ucp_mem_unmap(ompi_osc_ucxdt.context, m->state_memh);
     free(m->state);
     if (m->allocated) free(m->base);
@@ -78,7 +80,7 @@ static int make_local(mca_osc_ucxdt_module_t *m, void **base, size_t size, int f
         if (size > 0 && posix_memalign(base, 64, size) != 0) return OMPI_ERR_OUT_OF_RESOURCE;
         m->allocated = true;
     }
-    m->base = *base;
+    m->base = base ? *base : NULL;  /* MPI_BOTTOM, no pointer, for a dynamic window */
     m->length = size;
     rec->base = (uint64_t)(uintptr_t)m->base;
     rec->size = size;
@@ -92,11 +94,15 @@ static int make_local(mca_osc_ucxdt_module_t *m, void **base, size_t size, int f
             return mca_osc_ucxdt_mpi_error(st);
         }
     }
-    const size_t words = OSC_UCXDT_POSTS + (size_t)m->size;
-    if (posix_memalign((void **)&m->state, 64, words * sizeof(uint64_t)) != 0) return OMPI_ERR_OUT_OF_RESOURCE;
-    memset(m->state, 0, words * sizeof(uint64_t));
+    size_t bytes = mca_osc_ucxdt_table_word(m) * sizeof(uint64_t);
+    if (flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        bytes += mca_osc_ucxdt_table_bytes((size_t)ompi_osc_ucxdt.attach_max);
+        if (!(m->attached = calloc((size_t)ompi_osc_ucxdt.attach_max, sizeof *m->attached))) return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (posix_memalign((void **)&m->state, 64, bytes) != 0) return OMPI_ERR_OUT_OF_RESOURCE;
+    memset(m->state, 0, bytes);
     ucp_mem_map_params_t sp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-                               .address = m->state, .length = words * sizeof(uint64_t)};
+                               .address = m->state, .length = bytes};
     ucs_status_t us = ucp_mem_map(ompi_osc_ucxdt.context, &sp, &m->state_memh);
     if (us == UCS_OK) us = ucp_rkey_pack(ompi_osc_ucxdt.context, m->state_memh, state_rkey, state_rkey_length);
     if (us != UCS_OK) {
@@ -161,6 +167,7 @@ int mca_osc_ucxdt_window_select(ompi_win_t *win, void **base, size_t size, int d
     m->win = win;
     m->size = ompi_comm_size(comm);
     m->rank = ompi_comm_rank(comm);
+    m->flavor = flavor;
     const int dup = ompi_comm_dup(comm, &m->comm);
     if (dup != OMPI_SUCCESS) {
         m->comm = NULL;
@@ -234,18 +241,6 @@ int mca_osc_ucxdt_free(ompi_win_t *win) {
     if (--ompi_osc_ucxdt.windows == 0) opal_progress_unregister(mca_osc_ucxdt_progress);
     OPAL_THREAD_UNLOCK(&ompi_osc_ucxdt.lock);
     return rc != OMPI_SUCCESS ? rc : brc;
-}
-
-/* Only dynamic windows take attached memory (MPI-4.1 §12.2.4), and those are not this
- * component's. */
-int mca_osc_ucxdt_attach(ompi_win_t *win, void *base, size_t size) {
-    (void)win, (void)base, (void)size;
-    return OMPI_ERR_RMA_FLAVOR;
-}
-
-int mca_osc_ucxdt_detach(ompi_win_t *win, const void *base) {
-    (void)win, (void)base;
-    return OMPI_ERR_RMA_FLAVOR;
 }
 
 int mca_osc_ucxdt_check_access(mca_osc_ucxdt_module_t *m, int target, bool request_based) {

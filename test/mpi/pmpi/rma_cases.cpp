@@ -98,6 +98,33 @@ void rget_lock_all(Case &c) {
     MPI_Win_free(&win);
 }
 
+// A dynamic window (MPI-4.1 §12.2.4): each rank attaches an Inbox, tells src its address, and
+// every rank puts into dst's under MPI_Win_lock_all. Twice, with the first region detached and a
+// new one attached in between (often at the same address), so that an origin must learn the
+// target's new region rather than reuse what it knew.
+void put_dynamic(Case &c) {
+    MPI_Win win;
+    ok(MPI_Win_create_dynamic(MPI_INFO_NULL, c.comm, &win), "MPI_Win_create_dynamic");
+    MpiType st(*c.pair->send), rt(*c.pair->recv);
+    Outbox out(*c.pair->send, st.t, c.pair->count, c.data_seed(c.rank));
+    for (int round = 0; round < 2; ++round) {
+        Inbox in(*c.pair->recv, rt.t, c.pair->count, c.data_seed(c.rank, 2000 + round));
+        in.expect(*c.pair->recv, c.pair->count, in.origin, sent_stream(*c.pair->send, c.pair->count, c.data_seed(c.src)));
+        ok(MPI_Win_attach(win, in.at(0), in.size()), "MPI_Win_attach");
+        MPI_Aint mine = 0, theirs = 0;
+        ok(MPI_Get_address(in.ptr(), &mine), "MPI_Get_address");
+        ok(MPI_Sendrecv(&mine, 1, MPI_AINT, c.src, 7, &theirs, 1, MPI_AINT, c.dst, 7, c.comm, MPI_STATUS_IGNORE),
+           "MPI_Sendrecv");
+        ok(MPI_Win_lock_all(0, win), "MPI_Win_lock_all");
+        ok(MPI_Put(out.ptr(), n(c), st.t, c.dst, theirs, n(c), rt.t, win), "MPI_Put");
+        ok(MPI_Win_unlock_all(win), "MPI_Win_unlock_all");
+        ok(MPI_Barrier(c.comm), "MPI_Barrier");  // every put into this rank's region is done
+        c.check(in, round ? "MPI_Put/dynamic, attached again" : "MPI_Put/dynamic");
+        ok(MPI_Win_detach(win, in.at(0)), "MPI_Win_detach");
+    }
+    MPI_Win_free(&win);
+}
+
 }  // namespace
 
 std::vector<Mode> one_sided_modes() {
@@ -108,6 +135,7 @@ std::vector<Mode> one_sided_modes() {
         {"rget_lock_all", rget_lock_all, false, false},
         {"put_pscw", put_pscw, false, false},
         {"rput_lock", rput_lock, false, false},
+        {"put_dynamic", put_dynamic, false, false},
     };
 }
 
