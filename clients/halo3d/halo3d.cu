@@ -7,10 +7,14 @@
 //                moved by MPI_Irecv/MPI_Isend/MPI_Waitall (what an interposer can speed up),
 //                or with -P by persistent requests made once and started by MPI_Startall;
 //   -x handpack: the program gathers each region into a contiguous buffer itself (a CUDA kernel
-//                on device memory, loops on host memory), sends doubles and scatters them back.
+//                on device memory, loops on host memory), sends doubles and scatters them back;
+//   -x put:      one-sided (MPI-4.1 §12): the array is a window, and each rank puts each of its
+//                regions, as a subarray type, straight into the neighbour's halo region (the
+//                target type), between two MPI_Win_fence calls or, with -S pscw, in a general
+//                active-target epoch of the neighbours (post, start, complete, wait).
 // Only the exchange is timed: from after an MPI_Barrier to the end of MPI_Waitall (handpack:
-// of its unpack, kernels synchronized), reported as the median and minimum over iterations of
-// the slowest rank's time.
+// of its unpack, kernels synchronized; put: of the closing fence or MPI_Win_wait), reported as
+// the median and minimum over iterations of the slowest rank's time.
 #include "../common/box.cuh"
 
 #include <unistd.h>
@@ -25,6 +29,8 @@ struct Options : CommonOptions {
     long width = 1;
     int stencil = 7;
     bool handpack = false;
+    bool put = false;   // one-sided: MPI_Put into the neighbours' windows
+    bool pscw = false;  // put: post/start/complete/wait rather than fences
     bool persistent = false;  // MPI_Send_init/MPI_Recv_init once, MPI_Startall every step
     bool hang = false;  // test of -T: rank 0 stops sending from step 1 on
 };
@@ -33,7 +39,9 @@ std::string usage() {
     return "usage: mpirun -np P halo3d [options]\n"
            "  -g NX,NY,NZ  interior points per rank (64,64,64)   -w W  halo width (1)\n"
            "  -p PX,PY,PZ  process grid (MPI_Dims_create's)       -s 7|27  stencil (7)\n"
-           "  -x datatype|handpack  subarray types, or the program's packing (datatype)\n"
+           "  -x datatype|handpack|put  subarray types, the program's packing, or MPI_Put of\n"
+           "               subarray types into the neighbours' windows (datatype)\n"
+           "  -S fence|pscw  -x put's synchronization (fence)\n"
            "  -P           persistent requests: made once, started by MPI_Startall every step\n" +
            Options{}.usage("the grid") +
            "  csv: one row: halo3d,ranks,proc_grid,grid,width,stencil,mode,mem,messages,\n"
@@ -42,8 +50,8 @@ std::string usage() {
 
 std::string parse(int argc, char **argv, Options *o) {
     std::vector<long> v;
-    std::string mode = "datatype";
-    const std::string letters = std::string("g:p:w:s:x:PH") + CommonOptions::kLetters;
+    std::string mode = "datatype", sync = "fence";
+    const std::string letters = std::string("g:p:w:s:x:S:PH") + CommonOptions::kLetters;
     for (int c; (c = getopt(argc, argv, letters.c_str())) != -1;) {
         if (o->take(c, optarg)) continue;
         switch (c) {
@@ -55,15 +63,20 @@ std::string parse(int argc, char **argv, Options *o) {
         case 'w': o->width = std::atol(optarg); break;
         case 's': o->stencil = std::atoi(optarg); break;
         case 'x': mode = optarg; break;
+        case 'S': sync = optarg; break;
         case 'P': o->persistent = true; break;
         case 'H': o->hang = true; break;
         default: return "unknown option";
         }
     }
     if (std::string e = o->check(argc, argv, optind); !e.empty()) return e;
-    if (mode != "datatype" && mode != "handpack") return "-x takes datatype or handpack";
+    if (mode != "datatype" && mode != "handpack" && mode != "put") return "-x takes datatype, handpack or put";
     o->handpack = mode == "handpack";
+    o->put = mode == "put";
+    if (sync != "fence" && sync != "pscw") return "-S takes fence or pscw";
+    o->pscw = sync == "pscw";
     if (o->hang && o->persistent) return "-H and -P do not go together";
+    if (o->put && (o->hang || o->persistent)) return "-x put takes neither -H nor -P";
     if (o->stencil != 7 && o->stencil != 27) return "-s takes 7 or 27";
     if (o->width < 1) return "-w must be >= 1";
     for (long x : o->n)
@@ -81,6 +94,7 @@ struct Dir {
     int send_tag = 0, recv_tag = 0;
     Box send{}, recv{};
     MPI_Datatype send_type = MPI_DATATYPE_NULL, recv_type = MPI_DATATYPE_NULL;
+    MPI_Datatype target_type = MPI_DATATYPE_NULL;  // put: the peer's halo region that send fills
     Buffer send_buf, recv_buf;  // handpack
 };
 
@@ -176,7 +190,38 @@ int main(int argc, char **argv) {
     }
     const size_t nrecv = dirs.size();
 
+    // -x put: the array as a window; each region goes to the peer's halo region on the side
+    // facing this rank, the recv region of the opposite direction (every rank's array has the
+    // same shape). The peers as a group, for PSCW.
+    MPI_Win win = MPI_WIN_NULL;
+    MPI_Group peers = MPI_GROUP_NULL;
+    if (o.put) {
+        for (Dir &r : dirs)
+            for (const Dir &q : dirs)
+                if (q.d[0] == -r.d[0] && q.d[1] == -r.d[1] && q.d[2] == -r.d[2]) r.target_type = q.recv_type;
+        MPI_Win_create(a, MPI_Aint(all.array_count() * int64_t{sizeof(double)}), sizeof(double), MPI_INFO_NULL, cart,
+                       &win);
+        std::vector<int> ranks;
+        for (const Dir &r : dirs)
+            if (std::find(ranks.begin(), ranks.end(), r.peer) == ranks.end()) ranks.push_back(r.peer);
+        MPI_Group cart_group;
+        MPI_Comm_group(cart, &cart_group);
+        MPI_Group_incl(cart_group, int(ranks.size()), ranks.data(), &peers);
+        MPI_Group_free(&cart_group);
+    }
+    // The puts of one step: every rank's interior is filled before any put reads it, and every
+    // halo is checked before the next step's puts write it (the fences, or post after the check
+    // and start after the peers' posts).
+    auto exchange_put = [&]() {
+        if (o.pscw) MPI_Win_post(peers, 0, win), MPI_Win_start(peers, 0, win);
+        else MPI_Win_fence(0, win);
+        for (Dir &r : dirs) MPI_Put(a, 1, r.send_type, r.peer, 0, 1, r.target_type, win);
+        if (o.pscw) MPI_Win_complete(win), MPI_Win_wait(win);
+        else MPI_Win_fence(0, win);
+    };
+
     auto exchange = [&](long step) {
+        if (o.put) return exchange_put();
         if (o.persistent) MPI_Startall(int(nrecv), reqs.data());
         else
             for (size_t k = 0; k < nrecv; ++k) post_recv(dirs[k], &reqs[k], false);
@@ -208,7 +253,8 @@ int main(int argc, char **argv) {
             return bad;
         });
     const Summary s = summarize(run.times);
-    const std::string mode = std::string(o.handpack ? "handpack" : "datatype") + (o.persistent ? "+persistent" : "");
+    const std::string mode = o.put ? std::string(o.pscw ? "put+pscw" : "put+fence")
+                                   : std::string(o.handpack ? "handpack" : "datatype") + (o.persistent ? "+persistent" : "");
     if (rank == 0 && o.csv) {
         std::printf("halo3d,%d,%dx%dx%d,%ldx%ldx%ld,%ld,%d,%s,%s,%zu,%lld,%zu,%.3f,%.3f,%lld\n", size, pdims[0],
                     pdims[1], pdims[2], o.n[0], o.n[1], o.n[2], o.width, o.stencil, mode.c_str(), mem_name(o.mem),
@@ -229,6 +275,7 @@ int main(int argc, char **argv) {
         for (MPI_Request &q : reqs) MPI_Request_free(&q);
     for (Dir &r : dirs)
         if (r.send_type != MPI_DATATYPE_NULL) MPI_Type_free(&r.send_type), MPI_Type_free(&r.recv_type);
+    if (win != MPI_WIN_NULL) MPI_Win_free(&win), MPI_Group_free(&peers);
     if (stream) cudaStreamDestroy(stream);
     MPI_Comm_free(&cart);
     MPI_Finalize();
