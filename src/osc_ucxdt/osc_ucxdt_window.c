@@ -63,8 +63,7 @@ static void release(mca_osc_ucxdt_module_t *m) {
     }
     if (m->memh) ucxdt_mem_unmap(m->memh);
     mca_osc_ucxdt_attached_release(m);
-    if (m->state_memh) ucp_mem_unmap(ompi_osc_ucxdt.context, m->state_memh);
-    free(m->state);
+    if (m->state_memh) ucp_mem_unmap(ompi_osc_ucxdt.context, m->state_memh);  /* frees m->state */
     if (m->allocated) free(m->base);
     free(m->start_ranks);
     free(m->posts_seen);
@@ -99,11 +98,19 @@ static int make_local(mca_osc_ucxdt_module_t *m, void **base, size_t size, int f
         bytes += mca_osc_ucxdt_table_bytes((size_t)ompi_osc_ucxdt.attach_max);
         if (!(m->attached = calloc((size_t)ompi_osc_ucxdt.attach_max, sizeof *m->attached))) return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (posix_memalign((void **)&m->state, 64, bytes) != 0) return OMPI_ERR_OUT_OF_RESOURCE;
-    memset(m->state, 0, bytes);
-    ucp_mem_map_params_t sp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-                               .address = m->state, .length = bytes};
+    /* UCP allocates the state (shared memory first, UCX_ALLOC_PRIO), as osc ucx does its own: a
+     * peer on this node then reaches it with the CPU's atomics, where memory of ours, which only
+     * CMA reaches, would leave each atomic to the target's progress (UCP's emulation) and a
+     * contended lock to the pace of the target's MPI calls. */
+    ucp_mem_map_params_t sp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+                               .length = bytes, .flags = UCP_MEM_MAP_ALLOCATE};
     ucs_status_t us = ucp_mem_map(ompi_osc_ucxdt.context, &sp, &m->state_memh);
+    if (us == UCS_OK) {
+        ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+        us = ucp_mem_query(m->state_memh, &attr);
+        m->state = attr.address;
+        if (us == UCS_OK) memset(m->state, 0, bytes);
+    }
     if (us == UCS_OK) us = ucp_rkey_pack(ompi_osc_ucxdt.context, m->state_memh, state_rkey, state_rkey_length);
     if (us != UCS_OK) {
         opal_output(0, "osc ucxdt: cannot register the window's state: %s", ucs_status_string(us));
