@@ -82,6 +82,38 @@ typedef enum {
 UCXDT_API ucxdt_status_t ucxdt_gpu_method(ucxdt_type_t type, int64_t count,
                                           ucxdt_gpu_method_t *method);
 
+/** MPI's predefined reduction operations (MPI-4.1 §6.9.2) that ucxdt_reduce_local_async applies. */
+typedef enum {
+    UCXDT_OP_SUM = 0,
+    UCXDT_OP_PROD,
+    UCXDT_OP_MIN,
+    UCXDT_OP_MAX,
+    UCXDT_OP_LAND, /**< logical: nonzero is true, the result 1 or 0 */
+    UCXDT_OP_LOR,
+    UCXDT_OP_LXOR,
+    UCXDT_OP_BAND, /**< bitwise */
+    UCXDT_OP_BOR,
+    UCXDT_OP_BXOR,
+    UCXDT_OP_LAST
+} ucxdt_op_t;
+
+/** inoutbuf[i] = inbuf[i] op inoutbuf[i] for `count` elements of `primitive`, enqueued on
+ *  `stream` (MPI_Reduce_local, MPI-4.1 §6.9.7, on GPU-resident arrays; what one-sided
+ *  accumulates of device memory reduce with). Both arrays contiguous, aligned to the element
+ *  and accessible from the GPU that owns `stream` (its device memory, managed memory, pinned
+ *  host memory); they may be the same array but must not otherwise overlap.
+ *  The ops on each primitive are MPI's (§6.9.2): SUM, PROD, MIN, MAX and the logical ops on
+ *  integers (UCXDT_INT*, UCXDT_UINT*); the bitwise ops on integers and UCXDT_BYTE; SUM, PROD,
+ *  MIN, MAX on UCXDT_FLOAT and UCXDT_DOUBLE; SUM and PROD on the complex primitives.
+ *  Errors: UCXDT_ERR_INVALID_PARAM (a null array with count > 0, a negative count, op or
+ *  primitive out of range); UCXDT_ERR_UNSUPPORTED for an op MPI does not define on the
+ *  primitive, and for UCXDT_CHAR and UCXDT_LONG_DOUBLE (no GPU arithmetic of their own here);
+ *  UCXDT_ERR_CUDA when the launch fails. Nothing is enqueued on an error.
+ *  Thread safety: any thread, any stream. */
+UCXDT_API ucxdt_status_t ucxdt_reduce_local_async(const void *inbuf, void *inoutbuf, int64_t count,
+                                                  ucxdt_primitive_t primitive, ucxdt_op_t op,
+                                                  cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
