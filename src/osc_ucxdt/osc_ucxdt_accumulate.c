@@ -4,53 +4,128 @@
  * under the target's accumulate lock (osc_ucxdt_atomic.c), which makes accumulates to a target
  * atomic with respect to each other per element and, since each ends before the next starts,
  * ordered as MPI's default accumulate_ordering (rar,raw,war,waw) asks: the target layout is read
- * whole into elements of its predefined type, reduced here with Open MPI's op
- * (MPI_Reduce_local), and written back. MPI_REPLACE without a result is one put under the lock. */
+ * whole into elements of its predefined type, reduced here, and written back. Where the origin
+ * is in device memory the elements are too, and its GPU reduces them (ucxdt_reduce_local_async:
+ * SUM, PROD, MIN, MAX, the logical and bitwise ops); elsewhere, and for MINLOC and MAXLOC,
+ * Open MPI's op on the host (MPI_Reduce_local). MPI_REPLACE without a result is one put under
+ * the lock. */
 #include "osc_ucxdt.h"
 
+#include <cuda_runtime_api.h>
+#include <ucxdt/ucxdt_cuda.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-/* n elements of one predefined type, laid out as in memory (its extent apart). */
+/* n elements of one predefined type, laid out as in memory (its extent apart), in host memory
+ * or, for the GPU's reduction, in device memory of the current device. */
 typedef struct {
     ompi_datatype_t *dt;
     ucxdt_type_t type;
     size_t count;
     void *buf;
+    bool device;  /* from cudaMallocAsync on the per-thread stream */
 } elements_t;
 
-static int elements_init(elements_t *e, ompi_datatype_t *prim, size_t count) {
+static int elements_init(elements_t *e, ompi_datatype_t *prim, size_t count, bool device) {
     ptrdiff_t lb = 0, extent = 0;
     ompi_datatype_get_extent(prim, &lb, &extent);
-    e->dt = prim, e->count = count;
-    e->buf = malloc((size_t)extent * (count ? count : 1));
+    e->dt = prim, e->count = count, e->device = device;
+    const size_t bytes = (size_t)extent * (count ? count : 1);
+    if (device) {
+        /* Stream-ordered allocation from CUDA's pool; ready before ucxdt's streams use it. */
+        if (cudaMallocAsync(&e->buf, bytes, cudaStreamPerThread) != cudaSuccess ||
+            cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess) {
+            (void)cudaGetLastError();
+            e->buf = NULL;
+        }
+    } else {
+        e->buf = malloc(bytes);
+    }
     if (!e->buf) return OMPI_ERR_OUT_OF_RESOURCE;
     return mca_osc_ucxdt_type(prim, &e->type);
 }
 
-/* The count elements of (addr, dt) copied into e's layout (pack, then unpack: dt's layout may
- * be anywhere, in any memory); or out of it, with to_layout. MPI_ERR_TYPE when the signatures
- * differ. */
+static void elements_free(elements_t *e) {
+    if (e->buf && e->device) (void)cudaFreeAsync(e->buf, cudaStreamPerThread);
+    else free(e->buf);
+    e->buf = NULL;
+}
+
+/* The count elements of (addr, dt) copied into e's layout; or out of it, with to_layout. dt's
+ * layout may be in any memory (ucxdt_pack and ucxdt_unpack take device buffers too).
+ * MPI_ERR_TYPE when the signatures differ. */
 static int convert(elements_t *e, void *addr, int count, ompi_datatype_t *dt, bool to_layout) {
     ucxdt_type_t type;
     int rc = mca_osc_ucxdt_type(dt, &type);
     if (rc != OMPI_SUCCESS) return rc;
-    int64_t size = 0, esize = 0;
-    if (ucxdt_type_size(type, &size) != UCXDT_OK || ucxdt_type_size(e->type, &esize) != UCXDT_OK) return MPI_ERR_TYPE;
-    if (size * count != esize * (int64_t)e->count) return MPI_ERR_TYPE;
-    char *packed = malloc((size_t)(size * count) + 1);
-    if (!packed) return OMPI_ERR_OUT_OF_RESOURCE;
+    int64_t size = 0, esize = 0, lb = 0, extent = 0;
+    if (ucxdt_type_size(type, &size) != UCXDT_OK || ucxdt_type_size(e->type, &esize) != UCXDT_OK ||
+        ucxdt_type_extent(e->type, &lb, &extent) != UCXDT_OK)
+        return MPI_ERR_TYPE;
+    const int64_t bytes = size * count;
+    if (bytes != esize * (int64_t)e->count) return MPI_ERR_TYPE;
     int64_t pos = 0;
-    ucxdt_status_t st = to_layout ? ucxdt_pack(e->buf, (int64_t)e->count, e->type, packed, size * count, &pos)
-                                  : ucxdt_pack(addr, count, type, packed, size * count, &pos);
-    if (st == UCXDT_OK) {
-        pos = 0;
-        st = to_layout ? ucxdt_unpack(packed, size * count, &pos, addr, count, type)
-                       : ucxdt_unpack(packed, size * count, &pos, e->buf, (int64_t)e->count, e->type);
+    ucxdt_status_t st;
+    if (extent == esize) {
+        /* Elements with no gap between them are their own packed stream. */
+        st = to_layout ? ucxdt_unpack(e->buf, bytes, &pos, addr, count, type)
+                       : ucxdt_pack(addr, count, type, e->buf, bytes, &pos);
+    } else {
+        /* A pair type with padding (MPI_SHORT_INT): through a packed stream, on the host (only
+         * the host reduces MINLOC and MAXLOC). */
+        char *packed = malloc((size_t)bytes + 1);
+        if (!packed) return OMPI_ERR_OUT_OF_RESOURCE;
+        st = to_layout ? ucxdt_pack(e->buf, (int64_t)e->count, e->type, packed, bytes, &pos)
+                       : ucxdt_pack(addr, count, type, packed, bytes, &pos);
+        if (st == UCXDT_OK) {
+            pos = 0;
+            st = to_layout ? ucxdt_unpack(packed, bytes, &pos, addr, count, type)
+                           : ucxdt_unpack(packed, bytes, &pos, e->buf, (int64_t)e->count, e->type);
+        }
+        free(packed);
     }
-    free(packed);
     return st == UCXDT_OK ? OMPI_SUCCESS : mca_osc_ucxdt_mpi_error(st);
+}
+
+/* ucxdt's op for an MPI op the GPU reduces, or UCXDT_OP_LAST. */
+static ucxdt_op_t gpu_op(struct ompi_op_t *op) {
+    if (op == MPI_SUM) return UCXDT_OP_SUM;
+    if (op == MPI_PROD) return UCXDT_OP_PROD;
+    if (op == MPI_MIN) return UCXDT_OP_MIN;
+    if (op == MPI_MAX) return UCXDT_OP_MAX;
+    if (op == MPI_LAND) return UCXDT_OP_LAND;
+    if (op == MPI_LOR) return UCXDT_OP_LOR;
+    if (op == MPI_LXOR) return UCXDT_OP_LXOR;
+    if (op == MPI_BAND) return UCXDT_OP_BAND;
+    if (op == MPI_BOR) return UCXDT_OP_BOR;
+    if (op == MPI_BXOR) return UCXDT_OP_BXOR;
+    return UCXDT_OP_LAST;
+}
+
+/* Whether the accumulate runs on the GPU: its user buffer (the origin, or the result for
+ * MPI_NO_OP) is device memory, and the op needs no reduction (MPI_REPLACE, MPI_NO_OP) or is one
+ * ucxdt_reduce_local_async applies to prim (a call of 0 elements asks). Then *device is that
+ * buffer's GPU and *p, *uop the reduction's primitive and op. */
+static bool on_gpu(const void *buf, ompi_datatype_t *prim, struct ompi_op_t *op, int *device, ucxdt_primitive_t *p,
+                   ucxdt_op_t *uop) {
+    struct cudaPointerAttributes attr;
+    if (!buf || cudaPointerGetAttributes(&attr, buf) != cudaSuccess) {
+        (void)cudaGetLastError();  /* host memory unknown to CUDA, or no GPU */
+        return false;
+    }
+    if (attr.type != cudaMemoryTypeDevice) return false;
+    *device = attr.device;
+    if (op == MPI_REPLACE || op == MPI_NO_OP) return true;
+    if ((*uop = gpu_op(op)) == UCXDT_OP_LAST) return false;
+    ucxdt_type_t type;
+    if (mca_osc_ucxdt_type(prim, &type) != OMPI_SUCCESS) return false;
+    for (int i = 0; i < UCXDT_PRIMITIVE_LAST; ++i)
+        if (ucxdt_type_primitive((ucxdt_primitive_t)i) == type) {
+            *p = (ucxdt_primitive_t)i;
+            return ucxdt_reduce_local_async(NULL, NULL, 0, *p, *uop, cudaStreamPerThread) == UCXDT_OK;
+        }
+    return false;
 }
 
 /* Under the accumulate lock: result <- target; target <- origin op target. origin may be NULL
@@ -83,20 +158,34 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
     if (!prim || ompi_datatype_type_size(prim, &psize) != OMPI_SUCCESS || psize == 0) return MPI_ERR_TYPE;
     elements_t cur = {0}, in = {0};
     const size_t n = tsize * (size_t)target_count / psize;
-    if ((rc = elements_init(&cur, prim, n)) == OMPI_SUCCESS) {
+    /* Device memory is reduced by its GPU, the target layout read into and written back from
+     * device elements; host memory by Open MPI's op on the host. */
+    int device = -1, saved = -1;
+    ucxdt_primitive_t p = UCXDT_PRIMITIVE_LAST;
+    ucxdt_op_t uop = UCXDT_OP_LAST;
+    const bool gpu = on_gpu(op == MPI_NO_OP ? result_addr : origin_addr, prim, op, &device, &p, &uop);
+    if (gpu && (cudaGetDevice(&saved) != cudaSuccess || cudaSetDevice(device) != cudaSuccess)) return MPI_ERR_OTHER;
+    if ((rc = elements_init(&cur, prim, n, gpu)) == OMPI_SUCCESS) {
         const ucxdt_request_param_t none = {0};
         rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, (int64_t)n, cur.type, remote, rkey, target_count,
                                               ttype, &none));
     }
     if (rc == OMPI_SUCCESS && result_addr) rc = convert(&cur, result_addr, result_count, result_dt, true);
     if (rc == OMPI_SUCCESS && op != MPI_NO_OP) {
-        if ((rc = elements_init(&in, prim, n)) == OMPI_SUCCESS)
+        if ((rc = elements_init(&in, prim, n, gpu)) == OMPI_SUCCESS)
             rc = convert(&in, (void *)origin_addr, origin_count, origin_dt, false);
         if (rc == OMPI_SUCCESS) {
             void *next = in.buf;
             if (op != MPI_REPLACE) {
-                /* cur <- in op cur, as Open MPI reduces (MPI_Reduce_local, MPI-4.1 §6.9.7). */
-                if ((rc = MPI_Reduce_local(in.buf, cur.buf, (int)n, prim, op)) != MPI_SUCCESS) goto out;
+                /* cur <- in op cur (MPI_Reduce_local, MPI-4.1 §6.9.7): the GPU's, or Open MPI's. */
+                if (gpu) {
+                    const ucxdt_status_t st = ucxdt_reduce_local_async(in.buf, cur.buf, (int64_t)n, p, uop, cudaStreamPerThread);
+                    rc = st != UCXDT_OK ? mca_osc_ucxdt_mpi_error(st)
+                         : cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess ? MPI_ERR_OTHER : MPI_SUCCESS;
+                } else {
+                    rc = MPI_Reduce_local(in.buf, cur.buf, (int)n, prim, op);
+                }
+                if (rc != MPI_SUCCESS) goto out;
                 next = cur.buf;
             }
             const ucxdt_request_param_t none = {0};
@@ -105,7 +194,8 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
         }
     }
 out:
-    free(cur.buf), free(in.buf);
+    elements_free(&cur), elements_free(&in);
+    if (gpu) (void)cudaSetDevice(saved);
     return rc;
 }
 
@@ -175,9 +265,9 @@ int mca_osc_ucxdt_compare_and_swap(const void *origin_addr, const void *compare_
     int rc = mca_osc_ucxdt_check_access(m, target, false);
     if (rc != OMPI_SUCCESS) return rc;
     elements_t cur = {0}, cmp = {0};
-    if ((rc = elements_init(&cur, dt, 1)) != OMPI_SUCCESS || (rc = elements_init(&cmp, dt, 1)) != OMPI_SUCCESS ||
+    if ((rc = elements_init(&cur, dt, 1, false)) != OMPI_SUCCESS || (rc = elements_init(&cmp, dt, 1, false)) != OMPI_SUCCESS ||
         (rc = convert(&cmp, (void *)compare_addr, 1, dt, false)) != OMPI_SUCCESS) {
-        free(cur.buf), free(cmp.buf);
+        elements_free(&cur), elements_free(&cmp);
         return rc;
     }
     mca_osc_ucxdt_target_t *t = &m->targets[target];
@@ -199,6 +289,6 @@ int mca_osc_ucxdt_compare_and_swap(const void *origin_addr, const void *compare_
         const int urc = mca_osc_ucxdt_acc_unlock(m, target);
         if (rc == OMPI_SUCCESS) rc = urc;
     }
-    free(cur.buf), free(cmp.buf);
+    elements_free(&cur), elements_free(&cmp);
     return rc;
 }
