@@ -36,8 +36,10 @@ static int component_register(void) {
             "Priority under another PML (below osc ucx and osc rdma: used when they cannot serve, or when named "
             "with --mca osc ucxdt)",
             OPAL_INFO_LVL_3, &ompi_osc_ucxdt.priority_other);
-    ompi_osc_ucxdt.attach_max = 48;
-    int_var("attach_max", "Regions a process may attach to one dynamic window at once (as osc ucx's 48)",
+    ompi_osc_ucxdt.attach_max = 1024;
+    int_var("attach_max",
+            "Regions a process may attach to one dynamic window at once (each takes a slot of ~1 KiB in the "
+            "window's state region; osc ucx has 48, too few for MPICH's linked-list benchmarks)",
             OPAL_INFO_LVL_5, &ompi_osc_ucxdt.attach_max);
     if (ompi_osc_ucxdt.attach_max < 1) ompi_osc_ucxdt.attach_max = 1;
     ompi_osc_ucxdt.verbose = 0;
