@@ -13,6 +13,11 @@
 //   -x put:    instead of both, 32 MPI_Put from rank 0 into rank 1's window, the target type
 //              the layout (MPI-4.1 12.3.1), then MPI_Win_flush (passive target, locked for the
 //              whole run): bandwidth of the median window, against MPI_Put of the packed bytes.
+//   -x acc:    the same with MPI_Accumulate(MPI_SUM) (12.3.4), against MPI_Accumulate of the
+//              packed elements as a contiguous array of the layout's one predefined type;
+//              layouts of more than one predefined type, or of one MPI_SUM is not defined on
+//              (bytes, characters) or whose padding makes bytes unequal (long double), are
+//              skipped. Verified with small integer values, whose sums are exact.
 // The derived transfer of each layout is verified once each way against the reference type-map
 // walker: the receiver's buffer must hold the sender's bytes at exactly the type map's bytes and
 // its own poison everywhere else.
@@ -27,6 +32,7 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstring>
 #include <stdexcept>
 
 namespace {
@@ -38,7 +44,8 @@ constexpr int kDataTag = 1, kAckTag = 2;
 
 struct Options : CommonOptions {
     std::vector<L::Layout> layouts;
-    bool put = false;     // -x put: one-sided
+    bool put = false;     // -x put or acc: one-sided
+    bool acc = false;     // -x acc: MPI_Accumulate rather than MPI_Put
     bool contig = false;  // -c: the contiguous buffer only
     bool coll = false;    // -x coll: MPI_Bcast and MPI_Allgather
     int window = 32;      // -w: messages (or puts) in flight
@@ -49,8 +56,9 @@ std::string usage() {
     return "usage: mpirun -np 2 mpi_layouts [options]\n"
            "  -D spec,...  layouts by ucxdt_perftest's -D specs (repeatable; default: nas_mg_y,\n"
            "               milc_su3_zdown,wrf_y_sa,fft2_scatter,triangular:n=1000)\n" +
-           std::string("  -x send|put|coll  two-sided (ping-pong and window), one-sided MPI_Put windows, or\n"
-                       "               MPI_Bcast and MPI_Allgather on all ranks (send)\n"
+           std::string("  -x send|put|acc|coll  two-sided (ping-pong and window), one-sided MPI_Put or\n"
+                       "               MPI_Accumulate(MPI_SUM) windows, or MPI_Bcast and MPI_Allgather on all\n"
+                       "               ranks (send)\n"
                        "  -c           the contiguous buffer alone (send, coll): the derived type's columns 0\n"
                        "  -w N         messages in flight in a window (32)\n"
                        "  -B MIB       at most this many MiB per timed loop: fewer iterations for large\n"
@@ -59,7 +67,7 @@ std::string usage() {
            Options{}.usage("the buffers") +
            "  csv: a header (client,layout,...), then per layout mpi_layouts,layout,mem,packed_bytes,\n"
            "       iterations,window,pingpong_dt_us,pingpong_contig_us,bw_dt_MBps,bw_contig_MBps,verified\n"
-           "       (-x put: the ping-pong columns 0, the bandwidths those of the MPI_Put windows;\n"
+           "       (-x put, acc: the ping-pong columns 0, the bandwidths those of the one-sided windows;\n"
            "       -c: verified n/a)\n"
            "  -x coll csv: mpi_layouts_coll,layout,mem,packed_bytes,iterations,ranks,bcast_dt_us,\n"
            "       bcast_contig_us,allgather_dt_us,allgather_contig_us,verified\n";
@@ -100,8 +108,9 @@ std::string parse(int argc, char **argv, Options *o) {
         if (o->take(c, optarg)) continue;
         if (c == 'x') {
             const std::string x = optarg;
-            if (x != "send" && x != "put" && x != "coll") return "-x takes send, put or coll";
-            o->put = x == "put";
+            if (x != "send" && x != "put" && x != "acc" && x != "coll") return "-x takes send, put, acc or coll";
+            o->put = x == "put" || x == "acc";
+            o->acc = x == "acc";
             o->coll = x == "coll";
             continue;
         }
@@ -181,15 +190,18 @@ public:
         });
     }
 
-    // Median time, on rank 0, of -w MPI_Put of the shape into rank 1's window at `disp`
-    // bytes and the MPI_Win_flush that completes them there; a barrier after each, untimed.
+    // Median time, on rank 0, of -w MPI_Put (-x acc: MPI_Accumulate with MPI_SUM) of the shape
+    // into rank 1's window at `disp` bytes and the MPI_Win_flush that completes them there; a
+    // barrier after each, untimed.
     double put_window(const Shape &s, MPI_Win win, MPI_Aint disp, const char *what) {
         std::vector<double> t;
         for (long it = 0; it < warmup_ + iters_; ++it) {
             wd_.arm(what, it);
             if (rank_ == 0) {
                 const double t0 = MPI_Wtime();
-                for (int i = 0; i < o_.window; ++i) MPI_Put(s.ptr, s.count, s.type, 1, disp, s.count, s.type, win);
+                for (int i = 0; i < o_.window; ++i)
+                    if (o_.acc) MPI_Accumulate(s.ptr, s.count, s.type, 1, disp, s.count, s.type, MPI_SUM, win);
+                    else MPI_Put(s.ptr, s.count, s.type, 1, disp, s.count, s.type, win);
                 MPI_Win_flush(1, win);
                 if (it >= warmup_) t.push_back(MPI_Wtime() - t0);
             }
@@ -288,6 +300,81 @@ bool verify_put(const L::Layout &lay, MPI_Datatype t, Buffer &buf, MPI_Win win, 
         err = ucxdt::ref::check_scattered(ucxdt::ref::typemap_runs(*lay.type, lay.count), lay.origin_bytes,
                                           got.data(), pattern.data(), int64_t(buf.size()));
         if (!err.empty()) std::fprintf(stderr, "mpi_layouts: %s, MPI_Put: %s\n", lay.name.c_str(), err.c_str());
+    }
+    int ok = err.empty(), all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
+// The one predefined type of a layout that MPI_SUM reduces exactly on small integers, or
+// UCXDT_PRIMITIVE_LAST: every leaf of its description (entries of no data too, as Open MPI checks
+// an accumulate's types by their constructors' arguments) is that type.
+ucxdt_primitive_t summable_primitive(const L::TypeDesc &d) {
+    std::vector<const L::TypeDesc *> todo{&d};
+    ucxdt_primitive_t kind = UCXDT_PRIMITIVE_LAST;
+    bool first = true;
+    while (!todo.empty()) {
+        const L::TypeDesc *n = todo.back();
+        todo.pop_back();
+        if (n->combiner == UCXDT_COMBINER_NAMED) {
+            if (!first && n->primitive != kind) return UCXDT_PRIMITIVE_LAST;
+            kind = n->primitive, first = false;
+        }
+        for (const L::TypeDescPtr &c : n->children) todo.push_back(c.get());
+    }
+    const bool summable = kind != UCXDT_BYTE && kind != UCXDT_CHAR && kind != UCXDT_LONG_DOUBLE;
+    return summable ? kind : UCXDT_PRIMITIVE_LAST;
+}
+
+// Writes the small integer v as a `p` at `at` (a complex one as (v, 0)).
+void put_value(std::byte *at, ucxdt_primitive_t p, int v) {
+    auto put = [&](auto x) { std::memcpy(at, &x, sizeof x); };
+    switch (p) {
+    case UCXDT_INT8: return put(int8_t(v));
+    case UCXDT_INT16: return put(int16_t(v));
+    case UCXDT_INT32: return put(int32_t(v));
+    case UCXDT_INT64: return put(int64_t(v));
+    case UCXDT_UINT8: return put(uint8_t(v));
+    case UCXDT_UINT16: return put(uint16_t(v));
+    case UCXDT_UINT32: return put(uint32_t(v));
+    case UCXDT_UINT64: return put(uint64_t(v));
+    case UCXDT_FLOAT: return put(float(v));
+    case UCXDT_DOUBLE: return put(double(v));
+    case UCXDT_FLOAT_COMPLEX: put(float(v)), std::memset(at + 4, 0, 4); return;
+    case UCXDT_DOUBLE_COMPLEX: put(double(v)), std::memset(at + 8, 0, 8); return;
+    default: return;
+    }
+}
+
+// verify() for MPI_Accumulate(MPI_SUM) from rank 0 into rank 1's window `win` over buf: element
+// k of the origin holds k % 32 + 1, of the target k % 16 + 2, every other byte its poison; the
+// target must end with their sums and its poison.
+bool verify_acc(const L::Layout &lay, MPI_Datatype t, ucxdt_primitive_t kind, Buffer &buf, MPI_Win win, int rank,
+                const std::vector<std::byte> &poison) {
+    std::vector<std::byte> image = poison, want = poison;
+    int64_t k = 0;
+    ucxdt::ref::walk_primitives(*lay.type, lay.count, [&](int64_t offset, ucxdt_primitive_t p) {
+        std::byte *at = image.data() + lay.origin_bytes + offset;
+        put_value(at, p, rank == 0 ? int(k % 32 + 1) : int(k % 16 + 2));
+        put_value(want.data() + lay.origin_bytes + offset, p, int(k % 32 + 1 + k % 16 + 2));
+        ++k;
+    });
+    (void)kind;
+    buf.from_host(image.data());
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Accumulate(buf.as<std::byte>() + lay.origin_bytes, int(lay.count), t, 1, MPI_Aint(lay.origin_bytes),
+                       int(lay.count), t, MPI_SUM, win);
+        MPI_Win_flush(1, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::string err;
+    if (rank == 1) {
+        std::vector<std::byte> got(buf.size());
+        buf.to_host(got.data());
+        for (size_t i = 0; i < got.size() && err.empty(); ++i)
+            if (got[i] != want[i]) err = "byte " + std::to_string(int64_t(i) - lay.origin_bytes) + " of the layout differs";
+        if (!err.empty()) std::fprintf(stderr, "mpi_layouts: %s, MPI_Accumulate: %s\n", lay.name.c_str(), err.c_str());
     }
     int ok = err.empty(), all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -399,7 +486,23 @@ int main(int argc, char **argv) {
         ucxdt::ref::fill_pattern(pattern.data(), int64_t(buf.size()), 0x5eed + i);
         ucxdt::ref::fill_complement(poison.data(), pattern.data(), int64_t(buf.size()));
         const Shape dt{buf.as<std::byte>() + lay.origin_bytes, int(lay.count), t};
-        const Shape ctg{contig.get(), int(packed), MPI_BYTE};
+        Shape ctg{contig.get(), int(packed), MPI_BYTE};
+        // -x acc: the layout's one predefined type, the contiguous buffer an array of it.
+        const ucxdt_primitive_t kind = o.acc ? summable_primitive(*lay.type) : UCXDT_PRIMITIVE_LAST;
+        MPI_Datatype element = MPI_DATATYPE_NULL;
+        if (o.acc) {
+            if (kind == UCXDT_PRIMITIVE_LAST) {
+                if (rank == 0)
+                    std::fprintf(stderr, "mpi_layouts: %s skipped: not one predefined type MPI_SUM adds exactly\n",
+                                 lay.name.c_str());
+                MPI_Type_free(&t);
+                continue;
+            }
+            element = ucxdt::support::to_mpi(*L::named(kind));
+            int esize = 0;
+            MPI_Type_size(element, &esize);
+            ctg = Shape{contig.get(), int(packed / esize), element};
+        }
         bool ok = true;
         double pp_dt = 0, pp_ctg = 0, win_dt = 0, win_ctg = 0;
         if (o.coll) {
@@ -423,9 +526,9 @@ int main(int argc, char **argv) {
         if (o.put) {
             wd.arm("window setup", long(i));
             MPI_Win w_dt = open_window(buf, rank), w_ctg = open_window(contig, rank);
-            ok = verify_put(lay, t, buf, w_dt, rank, pattern, poison);
-            win_dt = bench.put_window(dt, w_dt, MPI_Aint(lay.origin_bytes), "MPI_Put window of the derived type, iteration");
-            win_ctg = bench.put_window(ctg, w_ctg, 0, "MPI_Put window of the contiguous buffer, iteration");
+            ok = o.acc ? verify_acc(lay, t, kind, buf, w_dt, rank, poison) : verify_put(lay, t, buf, w_dt, rank, pattern, poison);
+            win_dt = bench.put_window(dt, w_dt, MPI_Aint(lay.origin_bytes), "one-sided window of the derived type, iteration");
+            win_ctg = bench.put_window(ctg, w_ctg, 0, "one-sided window of the contiguous buffer, iteration");
             wd.arm("window teardown", long(i));
             close_window(&w_dt, rank);
             close_window(&w_ctg, rank);
@@ -443,7 +546,7 @@ int main(int argc, char **argv) {
         const double mb = double(o.window) * double(packed) / (1 << 20);
         const double bw_dt = win_dt > 0 ? mb / win_dt : 0, bw_ctg = win_ctg > 0 ? mb / win_ctg : 0;
         if (rank == 0 && o.csv)
-            std::printf("mpi_layouts%s,\"%s\",%s,%lld,%ld,%d,%.3f,%.3f,%.2f,%.2f,%s\n", o.put ? "_put" : "",
+            std::printf("mpi_layouts%s,\"%s\",%s,%lld,%ld,%d,%.3f,%.3f,%.2f,%.2f,%s\n", o.acc ? "_acc" : o.put ? "_put" : "",
                         lay.name.c_str(), mem_name(o.mem), static_cast<long long>(packed), iters, o.window,
                         pp_dt * 1e6, pp_ctg * 1e6, bw_dt, bw_ctg, o.contig ? "n/a" : ok ? "yes" : "no");
         else if (rank == 0)
@@ -452,6 +555,7 @@ int main(int argc, char **argv) {
                         bw_dt / bw_ctg, o.contig ? "n/a" : ok ? "yes" : "NO");
         std::fflush(stdout);
         MPI_Type_free(&t);
+        if (element != MPI_DATATYPE_NULL) MPI_Type_free(&element);
     }
     wd.disarm();  // the last layout may have been skipped while armed
     if (rank == 0 && !o.csv && o.coll)
@@ -460,7 +564,8 @@ int main(int argc, char **argv) {
     else if (rank == 0 && !o.csv)
         std::printf("(%s memory; one-way ping-pong medians; bandwidth of windows of %d %s, MB = 2^20 B; "
                     "dt/ctg: derived over contiguous of the packed size)\n", mem_name(o.mem), o.window,
-                    o.put ? "MPI_Put and a flush (no ping-pong)" : "messages");
+                    o.acc ? "MPI_Accumulate(MPI_SUM) and a flush (no ping-pong)"
+                    : o.put ? "MPI_Put and a flush (no ping-pong)" : "messages");
     MPI_Finalize();
     return failed ? 1 : 0;
 }

@@ -47,6 +47,7 @@ typedef struct {
     mca_common_ucxdt_types_t types;
     int windows;                  /* alive: progress is registered while there are any */
     int attach_max;               /* regions a dynamic window holds at once, per process */
+    int gpu_reduce;               /* accumulates of device memory reduce on its GPU (else the host) */
     int priority;                 /* under pml ucxdt */
     int priority_other;           /* under another PML */
     int verbose;

@@ -110,6 +110,7 @@ static ucxdt_op_t gpu_op(struct ompi_op_t *op) {
 static bool on_gpu(const void *buf, ompi_datatype_t *prim, struct ompi_op_t *op, int *device, ucxdt_primitive_t *p,
                    ucxdt_op_t *uop) {
     struct cudaPointerAttributes attr;
+    if (!ompi_osc_ucxdt.gpu_reduce) return false;
     if (!buf || cudaPointerGetAttributes(&attr, buf) != cudaSuccess) {
         (void)cudaGetLastError();  /* host memory unknown to CUDA, or no GPU */
         return false;

@@ -42,6 +42,11 @@ static int component_register(void) {
             "window's state region; osc ucx has 48, too few for MPICH's linked-list benchmarks)",
             OPAL_INFO_LVL_5, &ompi_osc_ucxdt.attach_max);
     if (ompi_osc_ucxdt.attach_max < 1) ompi_osc_ucxdt.attach_max = 1;
+    ompi_osc_ucxdt.gpu_reduce = 1;
+    int_var("gpu_reduce",
+            "Accumulates whose origin is device memory reduce on its GPU (1), or on the host with Open MPI's op "
+            "(0: the alternative, for comparison)",
+            OPAL_INFO_LVL_5, &ompi_osc_ucxdt.gpu_reduce);
     ompi_osc_ucxdt.verbose = 0;
     int_var("verbose", "Report setup steps, failed peers and imported datatypes (0: errors only)", OPAL_INFO_LVL_5,
             &ompi_osc_ucxdt.verbose);
