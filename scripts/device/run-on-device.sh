@@ -59,7 +59,7 @@ ompi_env=(env LD_LIBRARY_PATH="$O/lib:$libs" UCX_MODULE_DIR="$C/lib/ucx" PATH="$
           OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
           OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any)
 # The GPU tests, one binary per concept (test/cuda/test_gpu_*.cpp).
-gpu_tests=(test_gpu_engine test_gpu_method test_gpu_memory test_gpu_async)
+gpu_tests=(test_gpu_engine test_gpu_method test_gpu_memory test_gpu_async test_gpu_reduce)
 gpu_missing=()
 for t in "${gpu_tests[@]}"; do [ -x "$C/bin/$t" ] || gpu_missing+=("$t"); done
 

@@ -1,7 +1,7 @@
 # run-on-device.sh pml: pml ucxdt (mca_pml_ucxdt.so) inside that Open MPI 5, one rank per GPU, on 2
 # ranks and on 4 (4 GPUs, else two ranks a GPU): pmpi_check on device buffers (and host on 2; its
 # one-sided cases through osc ucxdt); the Fortran halo and MPI_THREAD_MULTIPLE; halo3d (7- and
-# 27-point; Isend and persistent), transpose (Alltoallw) and mpi_layouts (ping-pong,
+# 27-point; Isend, persistent, and MPI_Put in fence and PSCW epochs), transpose (Alltoallw) and mpi_layouts (ping-pong,
 # UCXDT_PML_WINDOW (64) in flight, and -x coll: Bcast and Allgather) under pml ucxdt, each against
 # pml ucx sending the packed bytes (hand packing; mpi_layouts -c) in the same call, and the
 # interposer over pml ucx; halo3d under compute-sanitizer memcheck and racecheck, and pmpi_check
@@ -38,9 +38,10 @@ for np in 2 4; do
   # ucxdt and under ob1 and pml ucx as the references (CTest runs them on host memory; its
   # test/CMakeLists.txt says why one_sided, and threads_stress under the references, are not
   # run on GPU memory). dynamic's np is its parents', each of which spawns 2 children.
-  for prog in collective_args receiver_errors predefined_types threads_stress dynamic; do
+  for prog in collective_args receiver_errors predefined_types threads_stress dynamic one_sided_errors; do
     args=(device) refs=(ucxdt ob1 ucx)
     [ "$prog" != threads_stress ] || args=(4 64 device) refs=(ucxdt)
+    [ "$prog" != one_sided_errors ] || refs=(ucxdt)  # judged by the standard's classes: osc ucxdt's
     pnp=$np; [ "$prog" != dynamic ] || pnp=$((np / 2))
     for ref in "${refs[@]}"; do
       run_step "$prog[device, pml $ref, np$pnp]" "${UCXDT_PML_PROGRAM_S:-60}" "$OUT/pml.log" "${ompi_env[@]}" \
@@ -59,6 +60,11 @@ for np in 2 4; do
       "${mpirun[@]}" "${halo[@]}" -x handpack
     run_step "halo3d[s$s,$tag,handpack ucxdt]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
       "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x handpack
+    # One-sided (osc ucxdt): MPI_Put of the regions into the neighbours' halos.
+    for sync in fence pscw; do
+      run_step "halo3d[s$s,$tag,put $sync]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
+        "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x put -S "$sync"
+    done
     [ -e "$P" ] && run_step "halo3d[s$s,$tag,pmpi]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
       "${mpirun[@]}" env LD_PRELOAD="$P" "${halo[@]}" -x datatype
   done
@@ -86,6 +92,15 @@ for m in device host; do
 done
 [ -e "$P" ] && run_step "mpi_layouts[device,pmpi]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
   "${mpirun[@]}" env LD_PRELOAD="$P" "${ml[@]}" -m device
+# One-sided (osc ucxdt): MPI_Put and MPI_Accumulate(MPI_SUM) windows of the layouts on device
+# memory, the accumulates reduced by the GPU and, the alternative, by the host.
+ml1=("$C/bin/mpi_layouts" -f csv -n 30 -W 5 -m device -D nas_mg_y,milc_su3_zdown,wrf_y_sa,fft2_scatter)
+run_step "mpi_layouts put[device,osc ucxdt]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
+  "${mpirun[@]}" "${ucxdt_pml[@]}" "${ml1[@]}" -x put
+for r in 1 0; do
+  run_step "mpi_layouts acc[device,osc ucxdt,gpu_reduce=$r]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
+    "${mpirun[@]}" "${ucxdt_pml[@]}" --mca osc_ucxdt_gpu_reduce $r "${ml1[@]}" -x acc
+done
 # Against Open MPI's own PMLs (issue 62): scripts/bench-pml runs mpi_layouts (issue 62's
 # layouts), halo3d and transpose under ob1, pml ucx and pml ucxdt on host and device memory;
 # its tables are $OUT/bench-pml/table.md.
@@ -105,4 +120,8 @@ if [ "${UCXDT_PML_SANITIZE:-y}" != n ]; then
   run_step "memcheck[pmpi_check device, pml ucxdt]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
     "${mpirun[@]}" "${ucxdt_pml[@]}" "$sanitizer" --tool memcheck --report-api-errors no \
     --error-exitcode 86 --print-limit 20 "$C/bin/pmpi_check_ompi5" --mem device --seed 20240917 --types 60
+  # osc ucxdt's GPU paths: puts and gets through CUDA IPC, accumulates reduced by the GPU.
+  run_step "memcheck[pmpi_check one-sided device, pml ucxdt]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
+    "${mpirun[@]}" "${ucxdt_pml[@]}" "$sanitizer" --tool memcheck --report-api-errors no \
+    --error-exitcode 86 --print-limit 20 "$C/bin/pmpi_check_ompi5" --one-sided --mem device --seed 20240917 --types 40
 fi

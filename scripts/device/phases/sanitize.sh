@@ -1,4 +1,4 @@
-# run-on-device.sh sanitize: the GPU tests under compute-sanitizer memcheck and racecheck (the four
+# run-on-device.sh sanitize: the GPU tests under compute-sanitizer memcheck and racecheck (the five
 # binaries share each tool's budget), with UCXDT_GPU_TEST_TYPES scaled down (UCXDT_SANITIZE_TYPES,
 # default 16; UCXDT_SANITIZE_FILTER: a gtest filter), the GPU cases of test_ucp_generic under
 # memcheck, and those of test_rndv and test_rma* under memcheck and racecheck; with --leak-check
@@ -12,7 +12,7 @@ fi
 filter=()
 [ -z "${UCXDT_SANITIZE_FILTER:-}" ] || filter=("--gtest_filter=$UCXDT_SANITIZE_FILTER")
 for tool in memcheck racecheck; do
-  end=$((SECONDS + budget_san))  # one budget for the four binaries
+  end=$((SECONDS + budget_san))  # one budget for the five binaries
   for t in "${gpu_tests[@]}"; do
     run_step "$tool[${t#test_}]" $((end - SECONDS)) "$OUT/sanitize.log" \
       "${with_libs[@]}" UCXDT_GPU_TEST_TYPES="${UCXDT_SANITIZE_TYPES:-16}" \

@@ -1,4 +1,4 @@
-# run-on-device.sh tests: the GPU tests (test_gpu_engine, _method, _memory, _async),
+# run-on-device.sh tests: the GPU tests (test_gpu_engine, _method, _memory, _async, _reduce),
 # test_ucp_generic, test_rndv, test_rndv_faults, _matching, _probe, _plain, _threads and test_rma*
 # plainly and under each environment variant of test_gpu_variants.tsv, then test_layouts
 # Sourced by run-on-device.sh, whose settings and run_step it uses; `return` ends the phase.
