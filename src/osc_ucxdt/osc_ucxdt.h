@@ -24,6 +24,7 @@
 #include "opal/class/opal_hash_table.h"
 #include "opal/mca/threads/mutex.h"
 
+#include <cuda_runtime_api.h>
 #include <ucp/api/ucp.h>
 #include <ucxdt/ucxdt.h>
 #include <ucxdt/ucxdt_rma.h>
@@ -34,6 +35,13 @@
 BEGIN_C_DECLS
 
 /* ---- The process's state (osc_ucxdt_component.c) ------------------------------------------ */
+/* Per device: the accumulates' device elements and the stream their reduction runs on. */
+typedef struct mca_osc_ucxdt_gpu {
+    void *stage;
+    size_t bytes;
+    cudaStream_t stream;
+} mca_osc_ucxdt_gpu_t;
+
 typedef struct {
     bool ready;                   /* context and workers made (at the first window) */
     bool threads;                 /* MPI_THREAD_MULTIPLE */
@@ -48,6 +56,8 @@ typedef struct {
     int windows;                  /* alive: progress is registered while there are any */
     int attach_max;               /* regions a dynamic window holds at once, per process */
     int gpu_reduce;               /* accumulates of device memory reduce on its GPU (else the host) */
+    struct mca_osc_ucxdt_gpu *gpus;  /* per device: the accumulates' staging (osc_ucxdt_accumulate.c) */
+    int gpu_count;
     int priority;                 /* under pml ucxdt */
     int priority_other;           /* under another PML */
     int verbose;

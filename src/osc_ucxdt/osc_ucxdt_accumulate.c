@@ -11,6 +11,8 @@
  * the lock. */
 #include "osc_ucxdt.h"
 
+#include "opal/util/output.h"
+
 #include <cuda_runtime_api.h>
 #include <ucxdt/ucxdt_cuda.h>
 
@@ -18,38 +20,60 @@
 #include <string.h>
 
 /* n elements of one predefined type, laid out as in memory (its extent apart), in host memory
- * or, for the GPU's reduction, in device memory of the current device. */
+ * or, for the GPU's reduction, in the process's device staging (gpu_stage). */
 typedef struct {
     ompi_datatype_t *dt;
     ucxdt_type_t type;
     size_t count;
     void *buf;
-    bool device;  /* from cudaMallocAsync on the per-thread stream */
+    bool owned;  /* malloc'd here */
 } elements_t;
 
-static int elements_init(elements_t *e, ompi_datatype_t *prim, size_t count, bool device) {
+/* Host elements, or (stage not NULL) elements at stage. */
+static int elements_init(elements_t *e, ompi_datatype_t *prim, size_t count, void *stage) {
     ptrdiff_t lb = 0, extent = 0;
     ompi_datatype_get_extent(prim, &lb, &extent);
-    e->dt = prim, e->count = count, e->device = device;
-    const size_t bytes = (size_t)extent * (count ? count : 1);
-    if (device) {
-        /* Stream-ordered allocation from CUDA's pool; ready before ucxdt's streams use it. */
-        if (cudaMallocAsync(&e->buf, bytes, cudaStreamPerThread) != cudaSuccess ||
-            cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess) {
-            (void)cudaGetLastError();
-            e->buf = NULL;
-        }
-    } else {
-        e->buf = malloc(bytes);
-    }
+    e->dt = prim, e->count = count, e->owned = !stage;
+    e->buf = stage ? stage : malloc((size_t)extent * (count ? count : 1));
     if (!e->buf) return OMPI_ERR_OUT_OF_RESOURCE;
     return mca_osc_ucxdt_type(prim, &e->type);
 }
 
 static void elements_free(elements_t *e) {
-    if (e->buf && e->device) (void)cudaFreeAsync(e->buf, cudaStreamPerThread);
-    else free(e->buf);
+    if (e->owned) free(e->buf);
     e->buf = NULL;
+}
+
+/* Device memory of `device` for two arrays of `bytes` each, and a stream of ours there for the
+ * reduction, kept per device (the memory grown as needed) so that every accumulate reuses them.
+ * Called, and its memory used, under ompi_osc_ucxdt.lock. */
+static int gpu_stage(int device, size_t bytes, char **first, char **second, cudaStream_t *stream) {
+    const size_t half = (bytes + 255) & ~(size_t)255, need = 2 * (half ? half : 256);
+    if (device >= ompi_osc_ucxdt.gpu_count) {
+        mca_osc_ucxdt_gpu_t *g = realloc(ompi_osc_ucxdt.gpus, (size_t)(device + 1) * sizeof *g);
+        if (!g) return OMPI_ERR_OUT_OF_RESOURCE;
+        memset(g + ompi_osc_ucxdt.gpu_count, 0, (size_t)(device + 1 - ompi_osc_ucxdt.gpu_count) * sizeof *g);
+        ompi_osc_ucxdt.gpus = g, ompi_osc_ucxdt.gpu_count = device + 1;
+    }
+    mca_osc_ucxdt_gpu_t *g = &ompi_osc_ucxdt.gpus[device];
+    if (!g->stream && cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking) != cudaSuccess) {
+        (void)cudaGetLastError();
+        g->stream = NULL;
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (g->bytes < need) {
+        /* Every operation on the old one has ended: each accumulate waits for its own. */
+        if (g->stage) (void)cudaFree(g->stage);
+        g->stage = NULL, g->bytes = 0;
+        if (cudaMalloc(&g->stage, need) != cudaSuccess) {
+            (void)cudaGetLastError();
+            g->stage = NULL;
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        g->bytes = need;
+    }
+    *first = g->stage, *second = *first + half, *stream = g->stream;
+    return OMPI_SUCCESS;
 }
 
 /* The count elements of (addr, dt) copied into e's layout; or out of it, with to_layout. dt's
@@ -119,12 +143,21 @@ static bool on_gpu(const void *buf, ompi_datatype_t *prim, struct ompi_op_t *op,
     *device = attr.device;
     if (op == MPI_REPLACE || op == MPI_NO_OP) return true;
     if ((*uop = gpu_op(op)) == UCXDT_OP_LAST) return false;
+    /* The primitive by its signature: the imported type of a predefined one need not be the
+     * primitive's own handle (a type may be dup'd or resized to Open MPI's bounds). */
     ucxdt_type_t type;
-    if (mca_osc_ucxdt_type(prim, &type) != OMPI_SUCCESS) return false;
+    ucxdt_signature_t sig, one;
+    if (mca_osc_ucxdt_type(prim, &type) != OMPI_SUCCESS || ucxdt_type_signature(type, 1, &sig) != UCXDT_OK ||
+        sig.length != 1)
+        return false;
     for (int i = 0; i < UCXDT_PRIMITIVE_LAST; ++i)
-        if (ucxdt_type_primitive((ucxdt_primitive_t)i) == type) {
+        if (ucxdt_type_signature(ucxdt_type_primitive((ucxdt_primitive_t)i), 1, &one) == UCXDT_OK &&
+            one.hash == sig.hash) {
             *p = (ucxdt_primitive_t)i;
-            return ucxdt_reduce_local_async(NULL, NULL, 0, *p, *uop, cudaStreamPerThread) == UCXDT_OK;
+            /* MPI defines no arithmetic on MPI_CHAR (MPI-4.1 §6.9.2), but Open MPI's op reduces it
+             * as the C char it is, and OSU's accumulate benchmarks use it: the same here. */
+            if (*p == UCXDT_CHAR) *p = (char)-1 < 0 ? UCXDT_INT8 : UCXDT_UINT8;
+            return ucxdt_reduce_local_async(NULL, NULL, 0, *p, *uop, NULL) == UCXDT_OK;
         }
     return false;
 }
@@ -165,24 +198,37 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
     ucxdt_primitive_t p = UCXDT_PRIMITIVE_LAST;
     ucxdt_op_t uop = UCXDT_OP_LAST;
     const bool gpu = on_gpu(op == MPI_NO_OP ? result_addr : origin_addr, prim, op, &device, &p, &uop);
-    if (gpu && (cudaGetDevice(&saved) != cudaSuccess || cudaSetDevice(device) != cudaSuccess)) return MPI_ERR_OTHER;
-    if ((rc = elements_init(&cur, prim, n, gpu)) == OMPI_SUCCESS) {
+    char *stage_cur = NULL, *stage_in = NULL;
+    cudaStream_t stream = NULL;
+    if (gpu) {
+        OPAL_THREAD_LOCK(&ompi_osc_ucxdt.lock);
+        if (cudaGetDevice(&saved) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) rc = MPI_ERR_OTHER;
+        else rc = gpu_stage(device, n * psize, &stage_cur, &stage_in, &stream);
+        static bool said;  /* under the lock */
+        if (rc == OMPI_SUCCESS && ompi_osc_ucxdt.verbose > 0 && !said)
+            said = true, opal_output(0, "osc ucxdt: accumulates of device memory reduce on GPU %d", device);
+        if (rc != OMPI_SUCCESS) {
+            OPAL_THREAD_UNLOCK(&ompi_osc_ucxdt.lock);
+            return rc;
+        }
+    }
+    if ((rc = elements_init(&cur, prim, n, stage_cur)) == OMPI_SUCCESS) {
         const ucxdt_request_param_t none = {0};
         rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, (int64_t)n, cur.type, remote, rkey, target_count,
                                               ttype, &none));
     }
     if (rc == OMPI_SUCCESS && result_addr) rc = convert(&cur, result_addr, result_count, result_dt, true);
     if (rc == OMPI_SUCCESS && op != MPI_NO_OP) {
-        if ((rc = elements_init(&in, prim, n, gpu)) == OMPI_SUCCESS)
+        if ((rc = elements_init(&in, prim, n, stage_in)) == OMPI_SUCCESS)
             rc = convert(&in, (void *)origin_addr, origin_count, origin_dt, false);
         if (rc == OMPI_SUCCESS) {
             void *next = in.buf;
             if (op != MPI_REPLACE) {
                 /* cur <- in op cur (MPI_Reduce_local, MPI-4.1 §6.9.7): the GPU's, or Open MPI's. */
                 if (gpu) {
-                    const ucxdt_status_t st = ucxdt_reduce_local_async(in.buf, cur.buf, (int64_t)n, p, uop, cudaStreamPerThread);
+                    const ucxdt_status_t st = ucxdt_reduce_local_async(in.buf, cur.buf, (int64_t)n, p, uop, stream);
                     rc = st != UCXDT_OK ? mca_osc_ucxdt_mpi_error(st)
-                         : cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess ? MPI_ERR_OTHER : MPI_SUCCESS;
+                         : cudaStreamSynchronize(stream) != cudaSuccess ? MPI_ERR_OTHER : MPI_SUCCESS;
                 } else {
                     rc = MPI_Reduce_local(in.buf, cur.buf, (int)n, prim, op);
                 }
@@ -196,7 +242,10 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
     }
 out:
     elements_free(&cur), elements_free(&in);
-    if (gpu) (void)cudaSetDevice(saved);
+    if (gpu) {
+        (void)cudaSetDevice(saved);
+        OPAL_THREAD_UNLOCK(&ompi_osc_ucxdt.lock);
+    }
     return rc;
 }
 
@@ -266,7 +315,7 @@ int mca_osc_ucxdt_compare_and_swap(const void *origin_addr, const void *compare_
     int rc = mca_osc_ucxdt_check_access(m, target, false);
     if (rc != OMPI_SUCCESS) return rc;
     elements_t cur = {0}, cmp = {0};
-    if ((rc = elements_init(&cur, dt, 1, false)) != OMPI_SUCCESS || (rc = elements_init(&cmp, dt, 1, false)) != OMPI_SUCCESS ||
+    if ((rc = elements_init(&cur, dt, 1, NULL)) != OMPI_SUCCESS || (rc = elements_init(&cmp, dt, 1, NULL)) != OMPI_SUCCESS ||
         (rc = convert(&cmp, (void *)compare_addr, 1, dt, false)) != OMPI_SUCCESS) {
         elements_free(&cur), elements_free(&cmp);
         return rc;

@@ -8,6 +8,8 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 
+#include <stdlib.h>
+
 mca_osc_ucxdt_state_t ompi_osc_ucxdt;
 
 int mca_osc_ucxdt_progress(void) {
@@ -113,6 +115,12 @@ int mca_osc_ucxdt_setup(void) {
 
 static int component_finalize(void) {
     if (ompi_osc_ucxdt.ready) mca_common_ucxdt_types_fini(&ompi_osc_ucxdt.types);
+    for (int d = 0; d < ompi_osc_ucxdt.gpu_count; ++d) {
+        if (ompi_osc_ucxdt.gpus[d].stage) (void)cudaFree(ompi_osc_ucxdt.gpus[d].stage);
+        if (ompi_osc_ucxdt.gpus[d].stream) (void)cudaStreamDestroy(ompi_osc_ucxdt.gpus[d].stream);
+    }
+    free(ompi_osc_ucxdt.gpus);
+    ompi_osc_ucxdt.gpus = NULL, ompi_osc_ucxdt.gpu_count = 0;
     mca_osc_ucxdt_peers_close();
     if (ompi_osc_ucxdt.worker) ucxdt_worker_destroy(ompi_osc_ucxdt.worker), ompi_osc_ucxdt.worker = NULL;
     if (ompi_osc_ucxdt.address) ucp_worker_release_address(ompi_osc_ucxdt.ucp_worker, ompi_osc_ucxdt.address), ompi_osc_ucxdt.address = NULL;
