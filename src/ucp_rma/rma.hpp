@@ -152,8 +152,10 @@ struct Op : rndv::RequestExt {
     // Staging of the packed stream: pageable, or page-locked for a GPU origin (UCP path) or a
     // host origin (CUDA IPC path); device staging between two non-contiguous GPU layouts.
     Bytes host;  // base/bytes.hpp: written in full by the pack
-    char *pinned = nullptr;
-    char *device = nullptr;
+    char *pinned = nullptr;            // from cuda::staging_pinned, `staged` bytes
+    char *device = nullptr;            // from cuda::staging_device on `staged_device`
+    int64_t staged = 0;
+    int staged_device = -1;
     char *landing = nullptr;           // get: where the packed bytes land (staging or the origin)
     bool unpack_on_host = false;       // get, CUDA IPC path, host origin: the CPU unpacks at the end
     // Target-unpack path: the header and plan encoding UCP reads until the send completes, and

@@ -8,6 +8,7 @@
 #include "dt/cpu_engine.hpp"
 #include "pack/transfer.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/staging_cache.hpp"
 #include "cuda/gpu_engine.hpp"
 
 #include <algorithm>
@@ -59,8 +60,8 @@ void for_each_run(const Plan &p, Run &&run) {
 }  // namespace
 
 Op::~Op() {
-    if (pinned) cudaFreeHost(pinned);
-    if (device) cudaFree(device);
+    cuda::staging_release_pinned(pinned, staged);
+    cuda::staging_release_device(staged_device, device, staged);
 }
 
 Rma::Rma(rndv::Worker *w) : w_(w) {
@@ -137,12 +138,14 @@ ucxdt_status_t Rma::stage(Request *r, bool on_device, char **out) {
     if (r->contig) {
         packed = at(r->buffer, o.base);
     } else if (r->gpu >= 0 && on_device) {
-        if (cudaMalloc(reinterpret_cast<void **>(&op->device), static_cast<size_t>(r->packed)) != cudaSuccess)
-            return cudaGetLastError(), fail(UCXDT_ERR_NO_MEMORY, "cudaMalloc of the one-sided staging");
+        op->staged = r->packed, op->staged_device = r->gpu;
+        if (!(op->device = cuda::staging_device(r->gpu, r->packed)))
+            return fail(UCXDT_ERR_NO_MEMORY, "cudaMalloc of the one-sided staging");
         packed = op->device;
     } else if (r->gpu >= 0) {
-        if (cudaMallocHost(reinterpret_cast<void **>(&op->pinned), static_cast<size_t>(r->packed)) != cudaSuccess)
-            return cudaGetLastError(), fail(UCXDT_ERR_NO_MEMORY, "cudaMallocHost of the one-sided staging");
+        op->staged = r->packed;
+        if (!(op->pinned = cuda::staging_pinned(r->packed)))
+            return fail(UCXDT_ERR_NO_MEMORY, "cudaMallocHost of the one-sided staging");
         packed = op->pinned;
     } else {
         op->host.resize(static_cast<size_t>(r->packed));
@@ -225,8 +228,8 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
     if (r->gpu < 0) {
         // A host origin goes through page-locked staging, which the GPU reaches directly: the
         // CPU packs before a put, and unpacks after a get (finish()).
-        if (cudaMallocHost(reinterpret_cast<void **>(&op->pinned), static_cast<size_t>(n)) != cudaSuccess)
-            return cudaGetLastError(), fail(UCXDT_ERR_NO_MEMORY, "cudaMallocHost of the one-sided staging");
+        op->staged = n;
+        if (!(op->pinned = cuda::staging_pinned(n))) return fail(UCXDT_ERR_NO_MEMORY, "cudaMallocHost of the one-sided staging");
         if (op->put) cpu::pack(o, origin, 0, n, op->pinned);
         else op->unpack_on_host = true;
         st = transfer_on_gpu(t, target, op->pinned, 0, n, !op->put, device, s, false);
@@ -255,8 +258,8 @@ ucxdt_status_t Rma::start_ipc(Request *r, const Rkey &rkey, uint64_t remote) {
         st = transfer_on_gpu(t, target, at(origin, o.base), 0, n, !op->put, device, s, false);
     } else {
         // Neither: through device staging, packed on one side and unpacked on the other.
-        if (cudaMalloc(reinterpret_cast<void **>(&op->device), static_cast<size_t>(n)) != cudaSuccess)
-            return cudaGetLastError(), fail(UCXDT_ERR_NO_MEMORY, "cudaMalloc of the one-sided staging");
+        op->staged = n, op->staged_device = device;
+        if (!(op->device = cuda::staging_device(device, n))) return fail(UCXDT_ERR_NO_MEMORY, "cudaMalloc of the one-sided staging");
         const Plan &from = op->put ? o : t, &to = op->put ? t : o;
         char *from_buf = op->put ? origin : target, *to_buf = op->put ? target : origin;
         st = transfer_on_gpu(from, from_buf, op->device, 0, n, true, device, s, false);
