@@ -92,6 +92,11 @@ void mca_osc_ucxdt_peers_close(void);
 enum { OSC_UCXDT_LOCK = 0, OSC_UCXDT_ACC_LOCK = 1, OSC_UCXDT_COMPLETES = 2, OSC_UCXDT_POSTS = 3 };
 #define OSC_UCXDT_LOCK_EXCLUSIVE ((uint64_t)1 << 32)  /* the lock word: readers count below it */
 
+/* A range of memory: a region attached to a dynamic window (address, bytes). */
+typedef struct {
+    uint64_t base, size;
+} mca_osc_ucxdt_span_t;
+
 /* A region a target attached to a dynamic window, as its origin knows it. */
 typedef struct {
     uint64_t id, base, size;
@@ -139,6 +144,8 @@ typedef struct {
     int op_error;                /* the first error of an operation that ended since the last
                                     synchronization, which reports it (0: none) */
     ucxdt_mem_h *attached;       /* a dynamic window: the memory handle of each table slot */
+    mca_osc_ucxdt_span_t *attachments;  /* what the user attached (MPI_Win_attach) */
+    int attach_n;
     uint64_t attach_ids;         /* attachments so far */
 } mca_osc_ucxdt_module_t;
 

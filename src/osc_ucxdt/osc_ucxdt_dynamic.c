@@ -1,6 +1,7 @@
 /* Dynamic windows (MPI_Win_create_dynamic, MPI_Win_attach, MPI_Win_detach; MPI-4.1 §12.2.4).
  * Each process keeps, after the words of its state region, a table of the memory it has
- * attached: per region its address, length and packed ucxdt key. An origin reads a target's
+ * attached: per segment (regions attached side by side are one) its address, length and
+ * packed ucxdt key. An origin reads a target's
  * table with UCP gets, so that no attach asks anything of the target's progress, and keeps it
  * per target with the keys unpacked. Every access first reads the table's version word (one
  * get of 8 bytes) and reads the table again only when the version moved, as after an attach or
@@ -33,54 +34,125 @@ static void table_end(mca_osc_ucxdt_table_t *t) {
     __atomic_store_n(&t->version, t->version + 1, __ATOMIC_RELEASE);
 }
 
-int mca_osc_ucxdt_attach(ompi_win_t *win, void *base, size_t size) {
-    mca_osc_ucxdt_module_t *m = mca_osc_ucxdt_module(win);
-    if (m->flavor != MPI_WIN_FLAVOR_DYNAMIC) return OMPI_ERR_RMA_FLAVOR;
-    OPAL_THREAD_LOCK(&ompi_osc_ucxdt.lock);
+typedef mca_osc_ucxdt_span_t span_t;  /* attached by the user, or a segment of the table */
+
+static int by_base(const void *a, const void *b) {
+    const uint64_t x = ((const span_t *)a)->base, y = ((const span_t *)b)->base;
+    return x < y ? -1 : x > y;
+}
+
+/* A segment to publish: its memory registered and its key packed. */
+typedef struct {
+    span_t span;
+    ucxdt_mem_h memh;
+    void *key;
+    size_t key_length;
+} fresh_t;
+
+/* The table made to publish the user's attachments as segments: maximal runs of attached
+ * regions that touch, so that an access spanning two regions attached side by side (MPICH's
+ * win_dynamic_rma_flush_get does so, and MPI-4.1 §12.2.4 makes it legal) lies in one
+ * registered region. Segments unchanged keep their key and number; new ones are registered,
+ * and the memory of those gone unregistered once the table no longer names them. On an error
+ * the table is as it was. */
+static int reconcile(mca_osc_ucxdt_module_t *m) {
     mca_osc_ucxdt_table_t *t = local_table(m);
-    const uint64_t start = (uint64_t)(uintptr_t)base;
-    int rc = OMPI_SUCCESS;
-    /* Regions attached twice or overlapping are erroneous (MPI-4.1 §12.2.4): refused here. */
-    for (uint64_t i = 0; i < t->count && rc == OMPI_SUCCESS; ++i)
-        if (size > 0 && t->slots[i].size > 0 && start < t->slots[i].base + t->slots[i].size &&
-            t->slots[i].base < start + size)
-            rc = OMPI_ERR_RMA_ATTACH;
-    if (rc == OMPI_SUCCESS && t->count >= (uint64_t)ompi_osc_ucxdt.attach_max) {
-        opal_output(0, "osc ucxdt: a dynamic window holds at most %d regions (osc_ucxdt_attach_max)",
-                    ompi_osc_ucxdt.attach_max);
-        rc = OMPI_ERR_RMA_ATTACH;
+    const int max = ompi_osc_ucxdt.attach_max;
+    span_t *segs = malloc((size_t)max * sizeof *segs);
+    fresh_t *fresh = calloc((size_t)max, sizeof *fresh);
+    bool *keep = calloc((size_t)max, sizeof *keep);
+    int n = 0, nfresh = 0, rc = segs && fresh && keep ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+    for (int i = 0; i < m->attach_n && rc == OMPI_SUCCESS; ++i)
+        if (m->attachments[i].size) segs[n++] = m->attachments[i];
+    if (rc == OMPI_SUCCESS) qsort(segs, (size_t)n, sizeof *segs, by_base);
+    int k = 0;
+    for (int i = 0; i < n && rc == OMPI_SUCCESS; ++i) {
+        if (k > 0 && segs[k - 1].base + segs[k - 1].size == segs[i].base) segs[k - 1].size += segs[i].size;
+        else segs[k++] = segs[i];
     }
-    ucxdt_mem_h memh = NULL;
-    void *key = NULL;
-    size_t key_length = 0;
-    if (rc == OMPI_SUCCESS && size > 0) {
+    n = k;
+    for (int i = 0; i < n && rc == OMPI_SUCCESS; ++i) {
+        bool found = false;
+        for (uint64_t j = 0; j < t->count && !found; ++j)
+            if (t->slots[j].base == segs[i].base && t->slots[j].size == segs[i].size) keep[j] = found = true;
+        if (found) continue;
+        fresh_t *f = &fresh[nfresh++];
+        f->span = segs[i];
         ucxdt_mem_map_params_t mp = {.field_mask = UCXDT_MEM_MAP_PARAM_FIELD_ADDRESS | UCXDT_MEM_MAP_PARAM_FIELD_LENGTH,
-                                     .address = base, .length = size};
-        ucxdt_status_t st = ucxdt_mem_map(ompi_osc_ucxdt.worker, &mp, &memh);
-        if (st == UCXDT_OK) st = ucxdt_rkey_pack(memh, &key, &key_length);
+                                     .address = (void *)(uintptr_t)segs[i].base, .length = segs[i].size};
+        ucxdt_status_t st = ucxdt_mem_map(ompi_osc_ucxdt.worker, &mp, &f->memh);
+        if (st == UCXDT_OK) st = ucxdt_rkey_pack(f->memh, &f->key, &f->key_length);
         if (st != UCXDT_OK) {
             opal_output(0, "osc ucxdt: cannot register attached memory: %s", ucxdt_last_error());
             rc = OMPI_ERR_RMA_ATTACH;
-        } else if (key_length > OSC_UCXDT_ATTACH_KEY_MAX) {
-            opal_output(0, "osc ucxdt: a packed key of %zu bytes exceeds the table's %d", key_length,
+        } else if (f->key_length > OSC_UCXDT_ATTACH_KEY_MAX) {
+            opal_output(0, "osc ucxdt: a packed key of %zu bytes exceeds the table's %d", f->key_length,
                         OSC_UCXDT_ATTACH_KEY_MAX);
             rc = OMPI_ERR_RMA_ATTACH;
         }
     }
     if (rc == OMPI_SUCCESS) {
-        const uint64_t i = t->count;
-        table_begin(t);
-        mca_osc_ucxdt_attachment_t *a = &t->slots[i];
-        a->id = ++m->attach_ids;
-        a->base = start, a->size = size, a->key_length = key_length;
-        if (key_length) memcpy(a->key, key, key_length);
-        m->attached[i] = memh;
-        t->count = i + 1;
-        table_end(t);
-        memh = NULL;
+        /* Kept slots move down in order, new ones follow; what is dropped is unregistered after. */
+        ucxdt_mem_h *gone = calloc((size_t)max, sizeof *gone);
+        int ngone = 0;
+        if (!gone) rc = OMPI_ERR_OUT_OF_RESOURCE;
+        if (rc == OMPI_SUCCESS) {
+            table_begin(t);
+            uint64_t w = 0;
+            for (uint64_t j = 0; j < t->count; ++j) {
+                if (!keep[j]) {
+                    gone[ngone++] = m->attached[j];
+                    continue;
+                }
+                if (w != j) t->slots[w] = t->slots[j], m->attached[w] = m->attached[j];
+                ++w;
+            }
+            for (int i = 0; i < nfresh; ++i, ++w) {
+                mca_osc_ucxdt_attachment_t *a = &t->slots[w];
+                a->id = ++m->attach_ids;
+                a->base = fresh[i].span.base, a->size = fresh[i].span.size, a->key_length = fresh[i].key_length;
+                memcpy(a->key, fresh[i].key, fresh[i].key_length);
+                m->attached[w] = fresh[i].memh;
+                fresh[i].memh = NULL;
+            }
+            for (uint64_t j = w; j < t->count; ++j) m->attached[j] = NULL;
+            t->count = w;
+            table_end(t);
+            for (int i = 0; i < ngone; ++i)
+                if (gone[i]) ucxdt_mem_unmap(gone[i]);
+        }
+        free(gone);
     }
-    if (key) ucxdt_rkey_buffer_release(key);
-    if (memh) ucxdt_mem_unmap(memh);
+    for (int i = 0; i < nfresh; ++i) {
+        if (fresh[i].key) ucxdt_rkey_buffer_release(fresh[i].key);
+        if (fresh[i].memh) ucxdt_mem_unmap(fresh[i].memh);
+    }
+    free(segs), free(fresh), free(keep);
+    return rc;
+}
+
+int mca_osc_ucxdt_attach(ompi_win_t *win, void *base, size_t size) {
+    mca_osc_ucxdt_module_t *m = mca_osc_ucxdt_module(win);
+    if (m->flavor != MPI_WIN_FLAVOR_DYNAMIC) return OMPI_ERR_RMA_FLAVOR;
+    OPAL_THREAD_LOCK(&ompi_osc_ucxdt.lock);
+    const uint64_t start = (uint64_t)(uintptr_t)base;
+    int rc = OMPI_SUCCESS;
+    /* Regions attached twice or overlapping are erroneous (MPI-4.1 §12.2.4): refused here. */
+    for (int i = 0; i < m->attach_n && rc == OMPI_SUCCESS; ++i) {
+        const span_t *a = &m->attachments[i];
+        if ((size > 0 && a->size > 0 && start < a->base + a->size && a->base < start + size) ||
+            (a->base == start && (size == 0 || a->size == 0)))
+            rc = OMPI_ERR_RMA_ATTACH;
+    }
+    if (rc == OMPI_SUCCESS && m->attach_n >= ompi_osc_ucxdt.attach_max) {
+        opal_output(0, "osc ucxdt: a dynamic window holds at most %d regions (osc_ucxdt_attach_max)",
+                    ompi_osc_ucxdt.attach_max);
+        rc = OMPI_ERR_RMA_ATTACH;
+    }
+    if (rc == OMPI_SUCCESS) {
+        m->attachments[m->attach_n++] = (span_t){start, size};
+        if ((rc = reconcile(m)) != OMPI_SUCCESS) --m->attach_n;  /* the table is as it was */
+    }
     OPAL_THREAD_UNLOCK(&ompi_osc_ucxdt.lock);
     return rc;
 }
@@ -89,20 +161,13 @@ int mca_osc_ucxdt_detach(ompi_win_t *win, const void *base) {
     mca_osc_ucxdt_module_t *m = mca_osc_ucxdt_module(win);
     if (m->flavor != MPI_WIN_FLAVOR_DYNAMIC) return OMPI_ERR_RMA_FLAVOR;
     OPAL_THREAD_LOCK(&ompi_osc_ucxdt.lock);
-    mca_osc_ucxdt_table_t *t = local_table(m);
     int rc = OMPI_ERR_BASE;  /* not attached (MPI-4.1 §12.2.4: erroneous) */
-    for (uint64_t i = 0; i < t->count; ++i) {
-        if (t->slots[i].base != (uint64_t)(uintptr_t)base) continue;
-        /* The last slot moves into this one. */
-        const uint64_t last = t->count - 1;
-        ucxdt_mem_h memh = m->attached[i];
-        table_begin(t);
-        if (i != last) t->slots[i] = t->slots[last], m->attached[i] = m->attached[last];
-        m->attached[last] = NULL;
-        t->count = last;
-        table_end(t);
-        if (memh) ucxdt_mem_unmap(memh);
-        rc = OMPI_SUCCESS;
+    for (int i = 0; i < m->attach_n; ++i) {
+        if (m->attachments[i].base != (uint64_t)(uintptr_t)base) continue;
+        const span_t was = m->attachments[i];
+        m->attachments[i] = m->attachments[--m->attach_n];
+        /* The rest of its segment is registered anew; should that fail, it stays attached. */
+        if ((rc = reconcile(m)) != OMPI_SUCCESS) m->attachments[m->attach_n++] = was;
         break;
     }
     OPAL_THREAD_UNLOCK(&ompi_osc_ucxdt.lock);
@@ -188,11 +253,11 @@ void mca_osc_ucxdt_regions_release(mca_osc_ucxdt_target_t *t) {
 }
 
 void mca_osc_ucxdt_attached_release(mca_osc_ucxdt_module_t *m) {
-    if (!m->attached) return;
-    for (int i = 0; i < ompi_osc_ucxdt.attach_max; ++i)
-        if (m->attached[i]) ucxdt_mem_unmap(m->attached[i]);
-    free(m->attached);
-    m->attached = NULL;
+    if (m->attached)
+        for (int i = 0; i < ompi_osc_ucxdt.attach_max; ++i)
+            if (m->attached[i]) ucxdt_mem_unmap(m->attached[i]);
+    free(m->attached), free(m->attachments);
+    m->attached = NULL, m->attachments = NULL, m->attach_n = 0;
 }
 
 int mca_osc_ucxdt_resolve(mca_osc_ucxdt_module_t *m, int target, ptrdiff_t target_disp, ompi_datatype_t *target_dt,

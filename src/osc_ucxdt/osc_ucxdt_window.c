@@ -96,7 +96,9 @@ static int make_local(mca_osc_ucxdt_module_t *m, void **base, size_t size, int f
     size_t bytes = mca_osc_ucxdt_table_word(m) * sizeof(uint64_t);
     if (flavor == MPI_WIN_FLAVOR_DYNAMIC) {
         bytes += mca_osc_ucxdt_table_bytes((size_t)ompi_osc_ucxdt.attach_max);
-        if (!(m->attached = calloc((size_t)ompi_osc_ucxdt.attach_max, sizeof *m->attached))) return OMPI_ERR_OUT_OF_RESOURCE;
+        m->attached = calloc((size_t)ompi_osc_ucxdt.attach_max, sizeof *m->attached);
+        m->attachments = calloc((size_t)ompi_osc_ucxdt.attach_max, sizeof *m->attachments);
+        if (!m->attached || !m->attachments) return OMPI_ERR_OUT_OF_RESOURCE;
     }
     /* UCP allocates the state (shared memory first, UCX_ALLOC_PRIO), as osc ucx does its own: a
      * peer on this node then reaches it with the CPU's atomics, where memory of ours, which only

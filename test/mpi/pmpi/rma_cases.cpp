@@ -103,8 +103,8 @@ void rget_lock_all(Case &c) {
 
 // A dynamic window (MPI-4.1 §12.2.4): each rank attaches an Inbox, tells src its address, and
 // every rank puts into dst's under MPI_Win_lock_all. Twice, with the first region detached and a
-// new one attached in between (often at the same address), so that an origin must learn the
-// target's new region rather than reuse what it knew.
+// new one attached in between (often at the same address, and as two regions side by side), so
+// that an origin must learn the target's new regions rather than reuse what it knew.
 void put_dynamic(Case &c) {
     MPI_Win win;
     ok(MPI_Win_create_dynamic(MPI_INFO_NULL, c.comm, &win), "MPI_Win_create_dynamic");
@@ -113,7 +113,11 @@ void put_dynamic(Case &c) {
     for (int round = 0; round < 2; ++round) {
         Inbox in(*c.pair->recv, rt.t, c.pair->count, c.data_seed(c.rank, 2000 + round));
         in.expect(*c.pair->recv, c.pair->count, in.origin, sent_stream(*c.pair->send, c.pair->count, c.data_seed(c.src)));
-        ok(MPI_Win_attach(win, in.at(0), in.size()), "MPI_Win_attach");
+        // The second round attaches the buffer as two regions side by side: a layout across
+        // both is one access to attached memory (MPI-4.1 §12.2.4).
+        const int64_t half = round ? in.size() / 2 : in.size();
+        ok(MPI_Win_attach(win, in.at(0), half), "MPI_Win_attach");
+        if (half < in.size()) ok(MPI_Win_attach(win, in.at(half), in.size() - half), "MPI_Win_attach");
         MPI_Aint mine = 0, theirs = 0;
         ok(MPI_Get_address(in.ptr(), &mine), "MPI_Get_address");
         ok(MPI_Sendrecv(&mine, 1, MPI_AINT, c.src, 7, &theirs, 1, MPI_AINT, c.dst, 7, c.comm, MPI_STATUS_IGNORE),
@@ -124,6 +128,7 @@ void put_dynamic(Case &c) {
         ok(MPI_Barrier(c.comm), "MPI_Barrier");  // every put into this rank's region is done
         c.check(in, round ? "MPI_Put/dynamic, attached again" : "MPI_Put/dynamic");
         ok(MPI_Win_detach(win, in.at(0)), "MPI_Win_detach");
+        if (half < in.size()) ok(MPI_Win_detach(win, in.at(half)), "MPI_Win_detach");
     }
     MPI_Win_free(&win);
 }
