@@ -56,6 +56,8 @@ typedef struct {
     int windows;                  /* alive: progress is registered while there are any */
     int attach_max;               /* regions a dynamic window holds at once, per process */
     int gpu_reduce;               /* accumulates of device memory reduce on its GPU (else the host) */
+    void *host_stage;                /* the accumulates' host staging (osc_ucxdt_accumulate.c) */
+    size_t host_stage_bytes;
     struct mca_osc_ucxdt_gpu *gpus;  /* per device: the accumulates' staging (osc_ucxdt_accumulate.c) */
     int gpu_count;
     int priority;                 /* under pml ucxdt */
@@ -109,6 +111,7 @@ typedef struct {
     uint64_t size;           /* bytes */
     int disp_unit;
     ucxdt_rkey_h rkey;       /* NULL for a window of 0 bytes */
+    ucp_rkey_h ucp_rkey;     /* the window's UCP key, where it is host memory (osc_ucxdt_direct.c) */
     uint64_t state;          /* its state region's address */
     ucp_rkey_h state_rkey;
     int lock;                /* 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE: held by this process */
@@ -129,6 +132,7 @@ typedef struct {
     size_t length;
     bool allocated;              /* base is ours (MPI_Win_allocate) */
     ucxdt_mem_h memh;            /* NULL for 0 bytes */
+    ucp_mem_h ucp_memh;          /* the same memory registered for UCP's own RMA (host memory) */
     uint64_t *state;             /* this process's state region (then its attached-memory table) */
     ucp_mem_h state_memh;
     mca_osc_ucxdt_target_t *targets;
@@ -156,6 +160,7 @@ static inline mca_osc_ucxdt_module_t *mca_osc_ucxdt_module(ompi_win_t *win) {
 int mca_osc_ucxdt_window_select(ompi_win_t *win, void **base, size_t size, int disp_unit,
                                 ompi_communicator_t *comm, opal_info_t *info, int flavor, int *model);
 int mca_osc_ucxdt_free(ompi_win_t *win);
+int mca_osc_ucxdt_shared_query(ompi_win_t *win, int rank, size_t *size, int *disp_unit, void *baseptr);
 int mca_osc_ucxdt_attach(ompi_win_t *win, void *base, size_t size);
 int mca_osc_ucxdt_detach(ompi_win_t *win, const void *base);
 
@@ -201,6 +206,25 @@ static inline int mca_osc_ucxdt_take_op_error(mca_osc_ucxdt_module_t *m) {
     return __atomic_exchange_n(&m->op_error, 0, __ATOMIC_ACQ_REL);
 }
 
+/* ---- Contiguous host transfers straight on UCP (osc_ucxdt_direct.c) ------------------------ */
+typedef struct {
+    char *origin;     /* the origin's first byte */
+    uint64_t remote;  /* the target's first byte */
+    size_t bytes;
+} mca_osc_ucxdt_direct_t;
+/* OMPI_SUCCESS and *d when origin and target are contiguous bytes of one signature, the origin
+ * in host memory and the target in a host window (its UCP key); MPI_ERR_RMA_RANGE when such a
+ * target lies outside the window; OMPI_ERR_NOT_AVAILABLE when ucxdt's path is to move it. */
+int mca_osc_ucxdt_direct_fits(mca_osc_ucxdt_module_t *m, int target, const void *origin_addr, int origin_count,
+                              ompi_datatype_t *origin_dt, ucxdt_type_t otype, ptrdiff_t target_disp,
+                              int target_count, ompi_datatype_t *target_dt, ucxdt_type_t ttype,
+                              mca_osc_ucxdt_direct_t *d);
+/* Whether p is host memory (pageable or page-locked), which UCP's RMA reaches itself. */
+bool mca_osc_ucxdt_host_memory(const void *p);
+/* ucp_put_nbx or ucp_get_nbx of d on target's endpoint. */
+ucs_status_ptr_t mca_osc_ucxdt_direct_start(mca_osc_ucxdt_module_t *m, int target, bool put,
+                                            const mca_osc_ucxdt_direct_t *d, const ucp_request_param_t *param);
+
 /* ---- Remote atomics on the state regions (osc_ucxdt_atomic.c) ----------------------------- */
 /* op on word `index` of target's state region with `value` (UCP_ATOMIC_OP_CSWAP: the word is
  * compared with `value` and, if equal, becomes `swap`); *fetched, if not NULL, gets the word as
@@ -209,6 +233,9 @@ int mca_osc_ucxdt_state_atomic(mca_osc_ucxdt_module_t *m, int target, size_t ind
                                uint64_t value, uint64_t swap, uint64_t *fetched);
 /* len bytes at byte offset `offset` of target's state region into buf; blocks until done. */
 int mca_osc_ucxdt_state_get(mca_osc_ucxdt_module_t *m, int target, uint64_t offset, void *buf, size_t len);
+/* Waits for a UCP operation on target's endpoint (NULL: done, or an error pointer), frees it:
+ * OMPI_SUCCESS or an MPI error class. */
+int mca_osc_ucxdt_wait_ucp(mca_osc_ucxdt_module_t *m, int target, ucs_status_ptr_t req);
 /* Waits for a ucxdt operation started without a callback (op as the call returned it): an MPI
  * error class, MPI_ERR_PROC_FAILED when target's process failed. */
 int mca_osc_ucxdt_wait_op(mca_osc_ucxdt_module_t *m, int target, ucxdt_status_ptr_t op);

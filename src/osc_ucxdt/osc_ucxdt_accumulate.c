@@ -19,8 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* n elements of one predefined type, laid out as in memory (its extent apart), in host memory
- * or, for the GPU's reduction, in the process's device staging (gpu_stage). */
+/* n elements of one predefined type, laid out as in memory (its extent apart), in the process's
+ * host staging (host_stage) or, for the GPU's reduction, its device staging (gpu_stage); or
+ * malloc'd (a compare-and-swap's). */
 typedef struct {
     ompi_datatype_t *dt;
     ucxdt_type_t type;
@@ -42,6 +43,24 @@ static int elements_init(elements_t *e, ompi_datatype_t *prim, size_t count, voi
 static void elements_free(elements_t *e) {
     if (e->owned) free(e->buf);
     e->buf = NULL;
+}
+
+/* Host memory for two arrays of `bytes` each, kept and grown as needed: a fresh allocation per
+ * call put page faults and zeroing of fresh pages in every large accumulate (a third of MPICH's
+ * rma_contig). Called, and its memory used, under ompi_osc_ucxdt.lock. */
+static int host_stage(size_t bytes, char **first, char **second) {
+    const size_t half = (bytes + 63) & ~(size_t)63, need = 2 * (half ? half : 64);
+    if (ompi_osc_ucxdt.host_stage_bytes < need) {
+        free(ompi_osc_ucxdt.host_stage);
+        ompi_osc_ucxdt.host_stage_bytes = 0;
+        if (posix_memalign(&ompi_osc_ucxdt.host_stage, 64, need) != 0) {
+            ompi_osc_ucxdt.host_stage = NULL;
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        ompi_osc_ucxdt.host_stage_bytes = need;
+    }
+    *first = ompi_osc_ucxdt.host_stage, *second = *first + half;
+    return OMPI_SUCCESS;
 }
 
 /* Device memory of `device` for two arrays of `bytes` each, and a stream of ours there for the
@@ -162,13 +181,34 @@ static bool on_gpu(const void *buf, ompi_datatype_t *prim, struct ompi_op_t *op,
     return false;
 }
 
+/* A blocking put (or get) of count elements of (buf, dt) into (out of) the target layout at
+ * remote: straight on UCP for contiguous host bytes (osc_ucxdt_direct.c), else through ucxdt. */
+static int move(mca_osc_ucxdt_module_t *m, int target, bool put, void *buf, int count, ompi_datatype_t *dt,
+                ptrdiff_t target_disp, uint64_t remote, ucxdt_rkey_h rkey, int target_count,
+                ompi_datatype_t *target_dt) {
+    ucxdt_type_t type, ttype;
+    int rc;
+    if ((rc = mca_osc_ucxdt_type(dt, &type)) != OMPI_SUCCESS || (rc = mca_osc_ucxdt_type(target_dt, &ttype)) != OMPI_SUCCESS)
+        return rc;
+    mca_osc_ucxdt_direct_t d;
+    if (m->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
+        (rc = mca_osc_ucxdt_direct_fits(m, target, buf, count, dt, type, target_disp, target_count, target_dt, ttype, &d)) !=
+            OMPI_ERR_NOT_AVAILABLE) {
+        const ucp_request_param_t none = {0};
+        return rc != OMPI_SUCCESS ? rc : mca_osc_ucxdt_wait_ucp(m, target, mca_osc_ucxdt_direct_start(m, target, put, &d, &none));
+    }
+    const ucxdt_request_param_t none = {0};
+    ucxdt_ep_h ep = m->targets[target].peer->ep;
+    return mca_osc_ucxdt_wait_op(m, target, put ? ucxdt_put_nbx(ep, buf, count, type, remote, rkey, target_count, ttype, &none)
+                                                : ucxdt_get_nbx(ep, buf, count, type, remote, rkey, target_count, ttype, &none));
+}
+
 /* Under the accumulate lock: result <- target; target <- origin op target. origin may be NULL
  * (MPI_NO_OP), result may be NULL. */
 static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr, int origin_count,
                              ompi_datatype_t *origin_dt, void *result_addr, int result_count,
                              ompi_datatype_t *result_dt, int target, ptrdiff_t target_disp, int target_count,
                              ompi_datatype_t *target_dt, struct ompi_op_t *op) {
-    mca_osc_ucxdt_target_t *t = &m->targets[target];
     ucxdt_type_t ttype;
     int rc = mca_osc_ucxdt_type(target_dt, &ttype);
     if (rc != OMPI_SUCCESS) return rc;
@@ -178,13 +218,9 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
     uint64_t remote = 0;
     ucxdt_rkey_h rkey = NULL;
     if ((rc = mca_osc_ucxdt_resolve(m, target, target_disp, target_dt, &remote, &rkey)) != OMPI_SUCCESS) return rc;
-    if (op == MPI_REPLACE && !result_addr) {
-        ucxdt_type_t otype;
-        if ((rc = mca_osc_ucxdt_type(origin_dt, &otype)) != OMPI_SUCCESS) return rc;
-        const ucxdt_request_param_t none = {0};
-        return mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, rkey,
-                                                target_count, ttype, &none));
-    }
+    if (op == MPI_REPLACE && !result_addr)
+        return move(m, target, true, (void *)origin_addr, origin_count, origin_dt, target_disp, remote, rkey, target_count,
+                    target_dt);
     /* The one predefined type the target's is built of (MPI_Accumulate checks the origin's is
      * the same, §12.3.4); a target of mixed types is erroneous but for MPI_REPLACE. */
     ompi_datatype_t *prim = ompi_datatype_get_single_predefined_type_from_args(target_dt);
@@ -200,22 +236,25 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
     const bool gpu = on_gpu(op == MPI_NO_OP ? result_addr : origin_addr, prim, op, &device, &p, &uop);
     char *stage_cur = NULL, *stage_in = NULL;
     cudaStream_t stream = NULL;
+    ptrdiff_t plb = 0, pextent = 0;
+    ompi_datatype_get_extent(prim, &plb, &pextent);
+    OPAL_THREAD_LOCK(&ompi_osc_ucxdt.lock);  /* the staging is the process's */
     if (gpu) {
-        OPAL_THREAD_LOCK(&ompi_osc_ucxdt.lock);
         if (cudaGetDevice(&saved) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) rc = MPI_ERR_OTHER;
-        else rc = gpu_stage(device, n * psize, &stage_cur, &stage_in, &stream);
+        else rc = gpu_stage(device, n * (size_t)pextent, &stage_cur, &stage_in, &stream);
         static bool said;  /* under the lock */
         if (rc == OMPI_SUCCESS && ompi_osc_ucxdt.verbose > 0 && !said)
             said = true, opal_output(0, "osc ucxdt: accumulates of device memory reduce on GPU %d", device);
-        if (rc != OMPI_SUCCESS) {
-            OPAL_THREAD_UNLOCK(&ompi_osc_ucxdt.lock);
-            return rc;
-        }
+    } else {
+        rc = host_stage(n * (size_t)pextent, &stage_cur, &stage_in);
+    }
+    if (rc != OMPI_SUCCESS) {
+        if (gpu && saved >= 0) (void)cudaSetDevice(saved);
+        OPAL_THREAD_UNLOCK(&ompi_osc_ucxdt.lock);
+        return rc;
     }
     if ((rc = elements_init(&cur, prim, n, stage_cur)) == OMPI_SUCCESS) {
-        const ucxdt_request_param_t none = {0};
-        rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, (int64_t)n, cur.type, remote, rkey, target_count,
-                                              ttype, &none));
+        rc = move(m, target, false, cur.buf, (int)n, prim, target_disp, remote, rkey, target_count, target_dt);
     }
     if (rc == OMPI_SUCCESS && result_addr) rc = convert(&cur, result_addr, result_count, result_dt, true);
     if (rc == OMPI_SUCCESS && op != MPI_NO_OP) {
@@ -235,17 +274,13 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
                 if (rc != MPI_SUCCESS) goto out;
                 next = cur.buf;
             }
-            const ucxdt_request_param_t none = {0};
-            rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, next, (int64_t)n, cur.type, remote, rkey,
-                                                  target_count, ttype, &none));
+            rc = move(m, target, true, next, (int)n, prim, target_disp, remote, rkey, target_count, target_dt);
         }
     }
 out:
     elements_free(&cur), elements_free(&in);
-    if (gpu) {
-        (void)cudaSetDevice(saved);
-        OPAL_THREAD_UNLOCK(&ompi_osc_ucxdt.lock);
-    }
+    if (gpu) (void)cudaSetDevice(saved);
+    OPAL_THREAD_UNLOCK(&ompi_osc_ucxdt.lock);
     return rc;
 }
 
@@ -320,22 +355,16 @@ int mca_osc_ucxdt_compare_and_swap(const void *origin_addr, const void *compare_
         elements_free(&cur), elements_free(&cmp);
         return rc;
     }
-    mca_osc_ucxdt_target_t *t = &m->targets[target];
     size_t size = 0;
     ompi_datatype_type_size(dt, &size);
     uint64_t remote = 0;
     ucxdt_rkey_h rkey = NULL;
     if ((rc = mca_osc_ucxdt_acc_lock(m, target)) == OMPI_SUCCESS) {
-        const ucxdt_request_param_t none = {0};
         rc = mca_osc_ucxdt_resolve(m, target, target_disp, dt, &remote, &rkey);
-        if (rc == OMPI_SUCCESS)
-            rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_get_nbx(t->peer->ep, cur.buf, 1, cur.type, remote, rkey, 1, cur.type, &none));
+        if (rc == OMPI_SUCCESS) rc = move(m, target, false, cur.buf, 1, dt, target_disp, remote, rkey, 1, dt);
         if (rc == OMPI_SUCCESS) rc = convert(&cur, result_addr, 1, dt, true);
-        if (rc == OMPI_SUCCESS && memcmp(cur.buf, cmp.buf, size) == 0) {
-            ucxdt_type_t type;
-            if ((rc = mca_osc_ucxdt_type(dt, &type)) == OMPI_SUCCESS)
-                rc = mca_osc_ucxdt_wait_op(m, target, ucxdt_put_nbx(t->peer->ep, origin_addr, 1, type, remote, rkey, 1, type, &none));
-        }
+        if (rc == OMPI_SUCCESS && memcmp(cur.buf, cmp.buf, size) == 0)
+            rc = move(m, target, true, (void *)origin_addr, 1, dt, target_disp, remote, rkey, 1, dt);
         const int urc = mca_osc_ucxdt_acc_unlock(m, target);
         if (rc == OMPI_SUCCESS) rc = urc;
     }

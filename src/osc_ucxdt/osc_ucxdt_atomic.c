@@ -66,6 +66,21 @@ int mca_osc_ucxdt_state_get(mca_osc_ucxdt_module_t *m, int target, uint64_t offs
     return OMPI_ERROR;
 }
 
+int mca_osc_ucxdt_wait_ucp(mca_osc_ucxdt_module_t *m, int target, ucs_status_ptr_t req) {
+    ucs_status_t st = UCS_OK;
+    if (UCS_PTR_IS_ERR(req)) {
+        st = UCS_PTR_STATUS(req);
+    } else if (req) {
+        wait_ucp(req);
+        st = ucp_request_check_status(req);
+        ucp_request_free(req);
+    }
+    if (st == UCS_OK) return OMPI_SUCCESS;
+    if (__atomic_load_n(&m->targets[target].peer->failed, __ATOMIC_ACQUIRE)) return MPI_ERR_PROC_FAILED;
+    opal_output(0, "osc ucxdt: a transfer with rank %d: %s", target, ucs_status_string(st));
+    return OMPI_ERROR;
+}
+
 int mca_osc_ucxdt_wait_op(mca_osc_ucxdt_module_t *m, int target, ucxdt_status_ptr_t op) {
     int st = UCXDT_OK;
     if (UCXDT_PTR_IS_ERR(op)) {

@@ -1,6 +1,7 @@
 /* MPI_Put, MPI_Get, MPI_Rput and MPI_Rget (MPI-4.1 §12.3): each layout moves whole, through
  * ucxdt_put_nbx and ucxdt_get_nbx, origin and target in any memory, with any datatypes of the
- * same type signature. A put or get is left running; the synchronization that ends its epoch
+ * same type signature; contiguous host bytes on both sides go straight on UCP
+ * (osc_ucxdt_direct.c). A put or get is left running; the synchronization that ends its epoch
  * waits for it, and an error it ends with is reported there. */
 #include "osc_ucxdt.h"
 
@@ -19,6 +20,35 @@ static void op_ended(void *request, ucxdt_status_t status, void *user_data) {
 static void request_ended(void *request, ucxdt_status_t status, void *user_data) {
     (void)request;
     mca_osc_ucxdt_request_complete(user_data, status == UCXDT_OK ? MPI_SUCCESS : mca_osc_ucxdt_mpi_error(status));
+}
+
+/* The same for an operation straight on UCP: a failed endpoint is a failed peer (the endpoints'
+ * error handling, osc_ucxdt_peer.c), anything else MPI_ERR_OTHER. */
+static int direct_error(ucs_status_t status) {
+    switch (status) {
+    case UCS_OK: return MPI_SUCCESS;
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_UNREACHABLE: return MPI_ERR_PROC_FAILED;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+/* UCP calls back only for a request not yet freed (ucp_request_free ends its notifications):
+ * each is freed here. */
+static void direct_op_ended(void *request, ucs_status_t status, void *user_data) {
+    ucp_request_free(request);
+    mca_osc_ucxdt_module_t *m = user_data;
+    if (status != UCS_OK) {
+        int none = 0;
+        (void)__atomic_compare_exchange_n(&m->op_error, &none, direct_error(status), false, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_RELAXED);
+    }
+}
+
+static void direct_request_ended(void *request, ucs_status_t status, void *user_data) {
+    ucp_request_free(request);
+    mca_osc_ucxdt_request_complete(user_data, direct_error(status));
 }
 
 /* A put or get, left running (blocking calls) or with a request. */
@@ -43,8 +73,25 @@ static int putget(bool put, void *origin_addr, int origin_count, ompi_datatype_t
     ompi_datatype_type_size(target_dt, &tsize);
     uint64_t remote = 0;
     ucxdt_rkey_h rkey = NULL;
+    mca_osc_ucxdt_direct_t direct;
     if ((size_t)origin_count * osize == 0 && (size_t)target_count * tsize == 0) {
         op = NULL;  /* nothing to move */
+    } else if (m->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
+               (rc = mca_osc_ucxdt_direct_fits(m, target, origin_addr, origin_count, origin_dt, otype, target_disp,
+                                               target_count, target_dt, ttype, &direct)) != OMPI_ERR_NOT_AVAILABLE) {
+        if (rc == OMPI_SUCCESS) {
+            /* Contiguous host bytes: straight on UCP (osc_ucxdt_direct.c). */
+            ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA};
+            p.cb.send = r ? direct_request_ended : direct_op_ended;
+            p.user_data = r ? (void *)r : (void *)m;
+            ucs_status_ptr_t req = mca_osc_ucxdt_direct_start(m, target, put, &direct, &p);
+            if (UCS_PTR_IS_ERR(req)) {
+                rc = __atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE) ? MPI_ERR_PROC_FAILED : OMPI_ERROR;
+            } else {
+                if (!req && r) mca_osc_ucxdt_request_complete(r, MPI_SUCCESS);  /* done already: no callback */
+                return OMPI_SUCCESS;
+            }
+        }
     } else if ((rc = mca_osc_ucxdt_resolve(m, target, target_disp, target_dt, &remote, &rkey)) == OMPI_SUCCESS) {
         ucxdt_request_param_t p = {.field_mask = UCXDT_REQUEST_PARAM_FIELD_CALLBACK | UCXDT_REQUEST_PARAM_FIELD_USER_DATA};
         p.cb.send = r ? request_ended : op_ended;

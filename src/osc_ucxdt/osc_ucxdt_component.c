@@ -119,7 +119,8 @@ static int component_finalize(void) {
         if (ompi_osc_ucxdt.gpus[d].stage) (void)cudaFree(ompi_osc_ucxdt.gpus[d].stage);
         if (ompi_osc_ucxdt.gpus[d].stream) (void)cudaStreamDestroy(ompi_osc_ucxdt.gpus[d].stream);
     }
-    free(ompi_osc_ucxdt.gpus);
+    free(ompi_osc_ucxdt.gpus), free(ompi_osc_ucxdt.host_stage);
+    ompi_osc_ucxdt.host_stage = NULL, ompi_osc_ucxdt.host_stage_bytes = 0;
     ompi_osc_ucxdt.gpus = NULL, ompi_osc_ucxdt.gpu_count = 0;
     mca_osc_ucxdt_peers_close();
     if (ompi_osc_ucxdt.worker) ucxdt_worker_destroy(ompi_osc_ucxdt.worker), ompi_osc_ucxdt.worker = NULL;

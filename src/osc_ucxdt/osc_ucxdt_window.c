@@ -12,7 +12,7 @@
 #include <string.h>
 
 static const ompi_osc_base_module_t module_template = {
-    .osc_win_shared_query = NULL,  /* MPI_ERR_RMA_FLAVOR: these windows are not shared */
+    .osc_win_shared_query = mca_osc_ucxdt_shared_query,
     .osc_win_attach = mca_osc_ucxdt_attach,
     .osc_win_detach = mca_osc_ucxdt_detach,
     .osc_free = mca_osc_ucxdt_free,
@@ -48,7 +48,7 @@ static const ompi_osc_base_module_t module_template = {
 typedef struct {
     uint64_t base, size, state;
     int64_t disp_unit;
-    uint64_t address_length, rkey_length, state_rkey_length;
+    uint64_t address_length, rkey_length, state_rkey_length, ucp_rkey_length;
     int64_t error;  /* nonzero: this process could not make its side */
 } window_record_t;
 
@@ -57,11 +57,13 @@ static void release(mca_osc_ucxdt_module_t *m) {
         for (int r = 0; r < m->size; ++r) {
             if (m->targets[r].rkey) ucxdt_rkey_destroy(m->targets[r].rkey);
             if (m->targets[r].state_rkey) ucp_rkey_destroy(m->targets[r].state_rkey);
+            if (m->targets[r].ucp_rkey) ucp_rkey_destroy(m->targets[r].ucp_rkey);
             mca_osc_ucxdt_regions_release(&m->targets[r]);
         }
         free(m->targets);
     }
     if (m->memh) ucxdt_mem_unmap(m->memh);
+    if (m->ucp_memh) ucp_mem_unmap(ompi_osc_ucxdt.context, m->ucp_memh);
     mca_osc_ucxdt_attached_release(m);
     if (m->state_memh) ucp_mem_unmap(ompi_osc_ucxdt.context, m->state_memh);  /* frees m->state */
     if (m->allocated) free(m->base);
@@ -73,7 +75,8 @@ static void release(mca_osc_ucxdt_module_t *m) {
 
 /* This process's side: memory, keys. Fills rec and the packed keys; OMPI_SUCCESS or an error. */
 static int make_local(mca_osc_ucxdt_module_t *m, void **base, size_t size, int flavor, window_record_t *rec,
-                      void **rkey, size_t *rkey_length, void **state_rkey, size_t *state_rkey_length) {
+                      void **rkey, size_t *rkey_length, void **state_rkey, size_t *state_rkey_length,
+                      void **ucp_rkey, size_t *ucp_rkey_length) {
     if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
         *base = NULL;
         if (size > 0 && posix_memalign(base, 64, size) != 0) return OMPI_ERR_OUT_OF_RESOURCE;
@@ -91,6 +94,17 @@ static int make_local(mca_osc_ucxdt_module_t *m, void **base, size_t size, int f
         if (st != UCXDT_OK) {
             opal_output(0, "osc ucxdt: cannot register the window: %s", ucxdt_last_error());
             return mca_osc_ucxdt_mpi_error(st);
+        }
+        /* Host memory is registered for UCP's own RMA too (osc_ucxdt_direct.c). */
+        if (mca_osc_ucxdt_host_memory(m->base)) {
+            ucp_mem_map_params_t wp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+                                       .address = m->base, .length = size};
+            ucs_status_t us = ucp_mem_map(ompi_osc_ucxdt.context, &wp, &m->ucp_memh);
+            if (us == UCS_OK) us = ucp_rkey_pack(ompi_osc_ucxdt.context, m->ucp_memh, ucp_rkey, ucp_rkey_length);
+            if (us != UCS_OK) {
+                opal_output(0, "osc ucxdt: cannot register the window with UCP: %s", ucs_status_string(us));
+                return OMPI_ERROR;
+            }
         }
     }
     size_t bytes = mca_osc_ucxdt_table_word(m) * sizeof(uint64_t);
@@ -122,6 +136,7 @@ static int make_local(mca_osc_ucxdt_module_t *m, void **base, size_t size, int f
     rec->address_length = ompi_osc_ucxdt.address_length;
     rec->rkey_length = *rkey_length;
     rec->state_rkey_length = *state_rkey_length;
+    rec->ucp_rkey_length = *ucp_rkey_length;
     return OMPI_SUCCESS;
 }
 
@@ -131,7 +146,8 @@ static int connect_all(mca_osc_ucxdt_module_t *m, const window_record_t *recs, c
     int *lengths = calloc((size_t)m->size, sizeof *lengths), *displs = calloc((size_t)m->size, sizeof *displs);
     size_t total = 0;
     for (int r = 0; r < m->size && lengths && displs; ++r) {
-        const uint64_t n = recs[r].address_length + recs[r].rkey_length + recs[r].state_rkey_length;
+        const uint64_t n = recs[r].address_length + recs[r].rkey_length + recs[r].state_rkey_length +
+                           recs[r].ucp_rkey_length;
         displs[r] = (int)total, lengths[r] = (int)n, total += n;
     }
     char *all = lengths && displs ? malloc(total ? total : 1) : NULL;
@@ -155,9 +171,11 @@ static int connect_all(mca_osc_ucxdt_module_t *m, const window_record_t *recs, c
             }
         }
         p += recs[r].rkey_length;
-        const ucs_status_t us = ucp_ep_rkey_unpack(t->peer->ucp_ep, p, &t->state_rkey);
+        ucs_status_t us = ucp_ep_rkey_unpack(t->peer->ucp_ep, p, &t->state_rkey);
+        p += recs[r].state_rkey_length;
+        if (us == UCS_OK && recs[r].ucp_rkey_length) us = ucp_ep_rkey_unpack(t->peer->ucp_ep, p, &t->ucp_rkey);
         if (us != UCS_OK) {
-            opal_output(0, "osc ucxdt: rank %d's state key: %s", r, ucs_status_string(us));
+            opal_output(0, "osc ucxdt: rank %d's state or window key: %s", r, ucs_status_string(us));
             rc = OMPI_ERROR;
         }
     }
@@ -186,16 +204,17 @@ int mca_osc_ucxdt_window_select(ompi_win_t *win, void **base, size_t size, int d
     /* From here every process takes part in each collective, whatever failed on its side, and
      * all fail together. */
     window_record_t rec = {.disp_unit = disp_unit};
-    void *rkey = NULL, *state_rkey = NULL;
-    size_t rkey_length = 0, state_rkey_length = 0;
+    void *rkey = NULL, *state_rkey = NULL, *ucp_rkey = NULL;
+    size_t rkey_length = 0, state_rkey_length = 0, ucp_rkey_length = 0;
     m->targets = calloc((size_t)m->size, sizeof *m->targets);
     m->posts_seen = calloc((size_t)m->size, sizeof *m->posts_seen);
     m->start_ranks = calloc((size_t)m->size, sizeof *m->start_ranks);
     if (rc == OMPI_SUCCESS && (!m->targets || !m->posts_seen || !m->start_ranks)) rc = OMPI_ERR_OUT_OF_RESOURCE;
     if (rc == OMPI_SUCCESS)
-        rc = make_local(m, base, size, flavor, &rec, &rkey, &rkey_length, &state_rkey, &state_rkey_length);
+        rc = make_local(m, base, size, flavor, &rec, &rkey, &rkey_length, &state_rkey, &state_rkey_length, &ucp_rkey,
+                        &ucp_rkey_length);
     rec.error = rc != OMPI_SUCCESS;
-    if (rec.error) rec.address_length = rec.rkey_length = rec.state_rkey_length = 0;
+    if (rec.error) rec.address_length = rec.rkey_length = rec.state_rkey_length = rec.ucp_rkey_length = 0;
     window_record_t *recs = calloc((size_t)m->size, sizeof *recs);
     ompi_communicator_t *c = m->comm;
     int crc = recs ? c->c_coll->coll_allgather(&rec, sizeof rec, MPI_BYTE, recs, sizeof rec, MPI_BYTE, c,
@@ -204,13 +223,14 @@ int mca_osc_ucxdt_window_select(ompi_win_t *win, void **base, size_t size, int d
     bool any_error = crc != OMPI_SUCCESS;
     for (int r = 0; r < m->size && !any_error; ++r) any_error = recs[r].error != 0;
     if (!any_error) {
-        /* This process's worker address, window key and state key, one after the other. */
-        const size_t n = rec.address_length + rec.rkey_length + rec.state_rkey_length;
+        /* This process's worker address, window key, state key and UCP window key, in turn. */
+        const size_t n = rec.address_length + rec.rkey_length + rec.state_rkey_length + rec.ucp_rkey_length;
         char *mine = malloc(n ? n : 1);
         if (mine) {
             memcpy(mine, ompi_osc_ucxdt.address, rec.address_length);
             if (rkey_length) memcpy(mine + rec.address_length, rkey, rkey_length);
             memcpy(mine + rec.address_length + rkey_length, state_rkey, state_rkey_length);
+            if (ucp_rkey_length) memcpy(mine + rec.address_length + rkey_length + state_rkey_length, ucp_rkey, ucp_rkey_length);
         }
         rc = mine ? connect_all(m, recs, mine, n) : OMPI_ERR_OUT_OF_RESOURCE;
         free(mine);
@@ -221,6 +241,7 @@ int mca_osc_ucxdt_window_select(ompi_win_t *win, void **base, size_t size, int d
     free(recs);
     if (rkey) ucxdt_rkey_buffer_release(rkey);
     if (state_rkey) ucp_rkey_buffer_release(state_rkey);
+    if (ucp_rkey) ucp_rkey_buffer_release(ucp_rkey);
     if (any_error) {
         release(m);
         return rc != OMPI_SUCCESS ? rc : crc != OMPI_SUCCESS ? crc : MPI_ERR_WIN;
@@ -250,6 +271,18 @@ int mca_osc_ucxdt_free(ompi_win_t *win) {
     if (--ompi_osc_ucxdt.windows == 0) opal_progress_unregister(mca_osc_ucxdt_progress);
     OPAL_THREAD_UNLOCK(&ompi_osc_ucxdt.lock);
     return rc != OMPI_SUCCESS ? rc : brc;
+}
+
+/* MPI-4.1 §12.2.3: a window of another flavor may be queried too; only memory the caller can
+ * load and store is returned, here its own window (this process's memory is no other's), and
+ * for any other rank size 0 and no base. */
+int mca_osc_ucxdt_shared_query(ompi_win_t *win, int rank, size_t *size, int *disp_unit, void *baseptr) {
+    mca_osc_ucxdt_module_t *m = mca_osc_ucxdt_module(win);
+    const bool mine = (rank == m->rank || rank == MPI_PROC_NULL) && m->flavor != MPI_WIN_FLAVOR_DYNAMIC;
+    *size = mine ? m->length : 0;
+    *disp_unit = rank == MPI_PROC_NULL ? m->targets[m->rank].disp_unit : m->targets[rank].disp_unit;
+    *(void **)baseptr = mine && m->length ? m->base : NULL;
+    return OMPI_SUCCESS;
 }
 
 int mca_osc_ucxdt_check_access(mca_osc_ucxdt_module_t *m, int target, bool request_based) {
