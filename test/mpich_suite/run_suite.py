@@ -21,7 +21,7 @@ cudaMallocManaged), under a CUDA-aware reference. --gpu-subset bounds those list
 gpu_subset) so that a directory runs in minutes on one GPU.
 
 Usage: run_suite.py --archive mpich-5.0.1.tar.gz --work DIR --ompi PREFIX
-                    [--component-path P] [--pmls ob1,ucxdt] [--known FILE] [--limit S]
+                    [--component-path P] [--pmls ob1,ucxdt] [--pml-args PML=ARGS] [--known FILE] [--limit S]
                     [--gpu [--cuda DIR] [--gpu-subset]] [--deadline S] [--results FILE] DIR...
 """
 import argparse
@@ -433,10 +433,19 @@ def main():
     ap.add_argument("--no-retry", action="store_true", help="a run that times out under a PML other than the "
                                                             "reference is not run again with twice the time")
     ap.add_argument("--mpirun-args", default="", help="more arguments for mpirun (e.g. '-x LD_LIBRARY_PATH')")
+    ap.add_argument("--pml-args", action="append", default=[], metavar="PML=ARGS",
+                    help="more arguments for mpirun under one PML only, e.g. 'ob1=--mca osc ucx,sm' for a "
+                         "reference whose one-sided component is osc ucx (repeatable)")
     ap.add_argument("--results", default="", help="write every run's verdicts and seconds here (JSON)")
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
     pmls = a.pmls.split(",")
+    pml_args = {}
+    for spec in a.pml_args:
+        name, sep, args = spec.partition("=")
+        if not sep or name not in pmls:
+            ap.error("--pml-args %r: expected PML=ARGS with PML one of --pmls" % spec)
+        pml_args[name] = pml_args.get(name, []) + shlex.split(args)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                PATH=os.path.join(a.ompi, "bin") + ":" + os.environ.get("PATH", ""))
     mpicc, mpirun = os.path.join(a.ompi, "bin", "mpicc"), os.path.join(a.ompi, "bin", "mpirun")
@@ -520,7 +529,7 @@ def main():
                 cmd += ["--mca", "mca_base_component_path", a.component_path]
             for e in r["env"]:
                 cmd += ["-x", e]
-            cmd += shlex.split(a.mpirun_args) + [exe] + r.get("run_args", r["args"])
+            cmd += shlex.split(a.mpirun_args) + pml_args.get(pml, []) + [exe] + r.get("run_args", r["args"])
             if r.get("run_args", r["args"]) != r["args"]:
                 run_args[rid] = " ".join(r["run_args"])
             limit, cut = run_limit(a.limit, r["limit"], left())
@@ -550,7 +559,7 @@ def main():
         problems.append("%d run(s) not run to the end before the deadline (%d s): %s" % (len(late), a.deadline, ", ".join(late)))
     if a.results:
         with open(a.results, "w") as f:
-            json.dump({"pmls": pmls, "dirs": a.dirs, "gpu": a.gpu, "gpu_subset": a.gpu_subset,
+            json.dump({"pmls": pmls, "pml_args": pml_args, "dirs": a.dirs, "gpu": a.gpu, "gpu_subset": a.gpu_subset,
                        "verdicts": results, "seconds": seconds, "run_args": run_args, "late": late, "not_run": not_run,
                        "problems": problems}, f, indent=1)
     slowest = sorted(((t, rid, p) for rid, v in seconds.items() for p, t in v.items()), reverse=True)[:5]
