@@ -14,6 +14,24 @@ static void wait_ucp(void *req) {
     }
 }
 
+/* The status of a UCP operation (NULL: done, or an error pointer), waited for and freed. */
+static ucs_status_t finish_ucp(ucs_status_ptr_t req) {
+    if (UCS_PTR_IS_ERR(req)) return UCS_PTR_STATUS(req);
+    if (!req) return UCS_OK;
+    wait_ucp(req);
+    const ucs_status_t st = ucp_request_check_status(req);
+    ucp_request_free(req);
+    return st;
+}
+
+/* st as an MPI error class, saying what failed (`what` with target's rank). */
+static int ucp_error(mca_osc_ucxdt_module_t *m, int target, ucs_status_t st, const char *what) {
+    if (st == UCS_OK) return OMPI_SUCCESS;
+    if (__atomic_load_n(&m->targets[target].peer->failed, __ATOMIC_ACQUIRE)) return MPI_ERR_PROC_FAILED;
+    opal_output(0, "osc ucxdt: %s rank %d: %s", what, target, ucs_status_string(st));
+    return OMPI_ERROR;
+}
+
 int mca_osc_ucxdt_state_atomic(mca_osc_ucxdt_module_t *m, int target, size_t index, ucp_atomic_op_t op,
                                uint64_t value, uint64_t swap, uint64_t *fetched) {
     mca_osc_ucxdt_target_t *t = &m->targets[target];
@@ -24,61 +42,27 @@ int mca_osc_ucxdt_state_atomic(mca_osc_ucxdt_module_t *m, int target, size_t ind
     p.datatype = ucp_dt_make_contig(sizeof(uint64_t));
     const bool fetch = fetched || op == UCP_ATOMIC_OP_CSWAP || op == UCP_ATOMIC_OP_SWAP;
     if (fetch) p.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER, p.reply_buffer = &reply;
-    ucs_status_ptr_t req = ucp_atomic_op_nbx(t->peer->ucp_ep, op, &value, 1, t->state + index * sizeof(uint64_t),
-                                             t->state_rkey, &p);
-    ucs_status_t st = UCS_OK;
-    if (UCS_PTR_IS_ERR(req)) {
-        st = UCS_PTR_STATUS(req);
-    } else if (req) {
-        wait_ucp(req);
-        st = ucp_request_check_status(req);
-        ucp_request_free(req);
-    }
+    ucs_status_t st = finish_ucp(ucp_atomic_op_nbx(t->peer->ucp_ep, op, &value, 1, t->state + index * sizeof(uint64_t),
+                                                   t->state_rkey, &p));
     if (st == UCS_OK && !fetch) {
         /* A posted atomic is done once its endpoint is flushed. */
         st = mca_osc_ucxdt_flush_target(m, target) == OMPI_SUCCESS ? UCS_OK : UCS_ERR_IO_ERROR;
     }
-    if (st != UCS_OK) {
-        if (__atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE)) return MPI_ERR_PROC_FAILED;
-        opal_output(0, "osc ucxdt: an atomic on rank %d: %s", target, ucs_status_string(st));
-        return OMPI_ERROR;
-    }
-    if (fetched) *fetched = reply;
-    return OMPI_SUCCESS;
+    const int rc = ucp_error(m, target, st, "an atomic on");
+    if (rc == OMPI_SUCCESS && fetched) *fetched = reply;
+    return rc;
 }
 
 int mca_osc_ucxdt_state_get(mca_osc_ucxdt_module_t *m, int target, uint64_t offset, void *buf, size_t len) {
     mca_osc_ucxdt_target_t *t = &m->targets[target];
     if (__atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE)) return MPI_ERR_PROC_FAILED;
     const ucp_request_param_t p = {0};
-    ucs_status_ptr_t req = ucp_get_nbx(t->peer->ucp_ep, buf, len, t->state + offset, t->state_rkey, &p);
-    ucs_status_t st = UCS_OK;
-    if (UCS_PTR_IS_ERR(req)) {
-        st = UCS_PTR_STATUS(req);
-    } else if (req) {
-        wait_ucp(req);
-        st = ucp_request_check_status(req);
-        ucp_request_free(req);
-    }
-    if (st == UCS_OK) return OMPI_SUCCESS;
-    if (__atomic_load_n(&t->peer->failed, __ATOMIC_ACQUIRE)) return MPI_ERR_PROC_FAILED;
-    opal_output(0, "osc ucxdt: a read of rank %d's window state: %s", target, ucs_status_string(st));
-    return OMPI_ERROR;
+    return ucp_error(m, target, finish_ucp(ucp_get_nbx(t->peer->ucp_ep, buf, len, t->state + offset, t->state_rkey, &p)),
+                     "a read of the window state of");
 }
 
 int mca_osc_ucxdt_wait_ucp(mca_osc_ucxdt_module_t *m, int target, ucs_status_ptr_t req) {
-    ucs_status_t st = UCS_OK;
-    if (UCS_PTR_IS_ERR(req)) {
-        st = UCS_PTR_STATUS(req);
-    } else if (req) {
-        wait_ucp(req);
-        st = ucp_request_check_status(req);
-        ucp_request_free(req);
-    }
-    if (st == UCS_OK) return OMPI_SUCCESS;
-    if (__atomic_load_n(&m->targets[target].peer->failed, __ATOMIC_ACQUIRE)) return MPI_ERR_PROC_FAILED;
-    opal_output(0, "osc ucxdt: a transfer with rank %d: %s", target, ucs_status_string(st));
-    return OMPI_ERROR;
+    return ucp_error(m, target, finish_ucp(req), "a transfer with");
 }
 
 int mca_osc_ucxdt_wait_op(mca_osc_ucxdt_module_t *m, int target, ucxdt_status_ptr_t op) {

@@ -27,6 +27,17 @@ static int on_device;
         }                                            \
     } while (0)
 
+/* MPI_Init, then this rank and the size of MPI_COMM_WORLD; aborts with 2 below `min` ranks. */
+static inline void start(int *argc, char ***argv, int min, int *me, int *size) {
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, me);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    if (*size < min) {
+        if (*me == 0) fprintf(stderr, PROGRAM ": needs %d or more ranks\n", min);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
 /* After MPI_Init: the memory kind from the program's argument `arg` (`device`, or NULL for host
  * memory; anything else aborts with 2).
  * For `device`, each rank takes GPU (node-local rank mod GPU count); a rank with no GPU says so,

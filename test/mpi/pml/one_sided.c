@@ -124,14 +124,8 @@ static void pscw(int me, int n) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     int me, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (n < 2) {
-        if (me == 0) fprintf(stderr, "one_sided: needs 2 or more ranks\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    start(&argc, &argv, 2, &me, &n);
     fence(me, n);
     passive(me, n);
     pscw(me, n);

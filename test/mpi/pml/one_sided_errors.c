@@ -64,12 +64,17 @@ static void check_buffer(const int *buffer, const int *want, int me, const char 
         }
 }
 
+/* A window's memory with its guards: want[] gets what it holds, sentinels around 0..N-1. */
+static int *guarded(int want[N + 2 * GUARD]) {
+    for (int i = 0; i < N + 2 * GUARD; ++i) want[i] = SENTINEL;
+    for (int i = 0; i < N; ++i) want[GUARD + i] = i;
+    return buffer_from(want, (N + 2 * GUARD) * sizeof(int));
+}
+
 static void fixed_window(int me, int n, MPI_Errhandler handler) {
     const int next = (me + 1) % n, prev = (me + n - 1) % n;
     int want[N + 2 * GUARD];
-    for (int i = 0; i < N + 2 * GUARD; ++i) want[i] = SENTINEL;
-    for (int i = 0; i < N; ++i) want[GUARD + i] = i;
-    int *buffer = buffer_from(want, sizeof want);
+    int *buffer = guarded(want);
     MPI_Win win;
     MPI_Win_create(buffer + GUARD, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     MPI_Win_set_errhandler(win, handler);
@@ -127,9 +132,7 @@ static void fixed_window(int me, int n, MPI_Errhandler handler) {
 static void dynamic_window(int me, int n, MPI_Errhandler handler) {
     const int next = (me + 1) % n, prev = (me + n - 1) % n;
     int want[N + 2 * GUARD];
-    for (int i = 0; i < N + 2 * GUARD; ++i) want[i] = SENTINEL;
-    for (int i = 0; i < N; ++i) want[GUARD + i] = i;
-    int *buffer = buffer_from(want, sizeof want);
+    int *buffer = guarded(want);
     MPI_Win win;
     MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     MPI_Win_set_errhandler(win, handler);
@@ -173,14 +176,8 @@ static void dynamic_window(int me, int n, MPI_Errhandler handler) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     int me, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (n < 2) {
-        if (me == 0) fprintf(stderr, PROGRAM ": needs 2 or more ranks\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    start(&argc, &argv, 2, &me, &n);
     memory_init(argc > 1 ? argv[1] : NULL);
     MPI_Errhandler handler;
     MPI_Win_create_errhandler(record, &handler);

@@ -89,14 +89,8 @@ static void truncated(int me, int n, int sync) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     int me, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 2) {
-        fprintf(stderr, "receiver_errors: needs 2 or more ranks\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    start(&argc, &argv, 2, &me, &size);
     memory_init(argc > 1 ? argv[1] : NULL);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     const int sizes[] = {100, 1 << 17};  /* 800 B and 1 MiB of doubles: eager, rendezvous */
