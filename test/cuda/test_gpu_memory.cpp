@@ -86,6 +86,36 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---- Staging of pageable memory -----------------------------------------------------------
 
+// ucxdt_memory_type: what each kind of allocation is, and its GPU where it has one.
+class GpuMemoryType : public GpuTest {};
+
+TEST_F(GpuMemoryType, EachKindOfMemory) {
+    struct Case {
+        Mem kind;
+        ucxdt_memory_type_t want;
+    };
+    for (const Case c : {Case{Mem::Device, UCXDT_MEMORY_DEVICE}, Case{Mem::Managed, UCXDT_MEMORY_MANAGED},
+                         Case{Mem::Pinned, UCXDT_MEMORY_HOST_PINNED}, Case{Mem::Registered, UCXDT_MEMORY_HOST_PINNED},
+                         Case{Mem::Pageable, UCXDT_MEMORY_HOST}}) {
+        SCOPED_TRACE(mem_name(c.kind));
+        const Buffer b(c.kind, 4096);
+        int device = 99;
+        EXPECT_EQ(ucxdt_memory_type(b.data() + 100, &device), c.want);
+        const bool on_gpu = c.want == UCXDT_MEMORY_DEVICE || c.want == UCXDT_MEMORY_MANAGED;
+        EXPECT_EQ(device, on_gpu ? current_device() : -1);
+    }
+}
+
+// Without a GPU, and for memory CUDA does not know, every pointer is host memory.
+TEST(MemoryType, HostMemoryAndNull) {
+    int on_stack = 0, device = 99;
+    std::vector<char> heap(64);
+    EXPECT_EQ(ucxdt_memory_type(&on_stack, &device), UCXDT_MEMORY_HOST);
+    EXPECT_EQ(device, -1);
+    EXPECT_EQ(ucxdt_memory_type(heap.data(), nullptr), UCXDT_MEMORY_HOST);
+    EXPECT_EQ(ucxdt_memory_type(nullptr, &device), UCXDT_MEMORY_HOST);
+}
+
 class GpuStaging : public GpuTest {};
 
 // Pageable memory against a GPU-side buffer, with more data than one staging buffer holds
