@@ -349,7 +349,7 @@ void put_value(std::byte *at, ucxdt_primitive_t p, int v) {
 // verify() for MPI_Accumulate(MPI_SUM) from rank 0 into rank 1's window `win` over buf: element
 // k of the origin holds k % 32 + 1, of the target k % 16 + 2, every other byte its poison; the
 // target must end with their sums and its poison.
-bool verify_acc(const L::Layout &lay, MPI_Datatype t, ucxdt_primitive_t kind, Buffer &buf, MPI_Win win, int rank,
+bool verify_acc(const L::Layout &lay, MPI_Datatype t, Buffer &buf, MPI_Win win, int rank,
                 const std::vector<std::byte> &poison) {
     std::vector<std::byte> image = poison, want = poison;
     int64_t k = 0;
@@ -359,7 +359,6 @@ bool verify_acc(const L::Layout &lay, MPI_Datatype t, ucxdt_primitive_t kind, Bu
         put_value(want.data() + lay.origin_bytes + offset, p, int(k % 32 + 1 + k % 16 + 2));
         ++k;
     });
-    (void)kind;
     buf.from_host(image.data());
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
@@ -526,7 +525,7 @@ int main(int argc, char **argv) {
         if (o.put) {
             wd.arm("window setup", long(i));
             MPI_Win w_dt = open_window(buf, rank), w_ctg = open_window(contig, rank);
-            ok = o.acc ? verify_acc(lay, t, kind, buf, w_dt, rank, poison) : verify_put(lay, t, buf, w_dt, rank, pattern, poison);
+            ok = o.acc ? verify_acc(lay, t, buf, w_dt, rank, poison) : verify_put(lay, t, buf, w_dt, rank, pattern, poison);
             win_dt = bench.put_window(dt, w_dt, MPI_Aint(lay.origin_bytes), "one-sided window of the derived type, iteration");
             win_ctg = bench.put_window(ctg, w_ctg, 0, "one-sided window of the contiguous buffer, iteration");
             wd.arm("window teardown", long(i));

@@ -118,8 +118,7 @@ typedef struct {
     /* A dynamic window: the target's attached regions, as of its table's version. */
     mca_osc_ucxdt_region_t *regions;
     int regions_n;
-    bool regions_read;
-    uint64_t table_version;
+    uint64_t table_version;  /* OSC_UCXDT_TABLE_UNREAD until read */
 } mca_osc_ucxdt_target_t;
 
 typedef struct {
@@ -181,6 +180,7 @@ typedef struct {
     uint64_t key_length;
     char key[OSC_UCXDT_ATTACH_KEY_MAX];
 } mca_osc_ucxdt_attachment_t;
+#define OSC_UCXDT_TABLE_UNREAD UINT64_MAX  /* odd: no table read whole has this version */
 typedef struct {
     uint64_t version;     /* odd while the table changes */
     uint64_t count;       /* slots in use */

@@ -152,14 +152,7 @@ static ucxdt_op_t gpu_op(struct ompi_op_t *op) {
  * buffer's GPU and *p, *uop the reduction's primitive and op. */
 static bool on_gpu(const void *buf, ompi_datatype_t *prim, struct ompi_op_t *op, int *device, ucxdt_primitive_t *p,
                    ucxdt_op_t *uop) {
-    struct cudaPointerAttributes attr;
-    if (!ompi_osc_ucxdt.gpu_reduce) return false;
-    if (!buf || cudaPointerGetAttributes(&attr, buf) != cudaSuccess) {
-        (void)cudaGetLastError();  /* host memory unknown to CUDA, or no GPU */
-        return false;
-    }
-    if (attr.type != cudaMemoryTypeDevice) return false;
-    *device = attr.device;
+    if (!ompi_osc_ucxdt.gpu_reduce || ucxdt_memory_type(buf, device) != UCXDT_MEMORY_DEVICE) return false;
     if (op == MPI_REPLACE || op == MPI_NO_OP) return true;
     if ((*uop = gpu_op(op)) == UCXDT_OP_LAST) return false;
     /* The primitive by its signature: the imported type of a predefined one need not be the

@@ -5,15 +5,16 @@
  * waits for it, and an error it ends with is reported there. */
 #include "osc_ucxdt.h"
 
-/* A blocking call's operation ended: an error is kept for the next synchronization. */
+/* The first error of an operation that ended is kept for the next synchronization. */
+static void keep_op_error(mca_osc_ucxdt_module_t *m, int err) {
+    int none = 0;
+    (void)__atomic_compare_exchange_n(&m->op_error, &none, err, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* A blocking call's operation ended. */
 static void op_ended(void *request, ucxdt_status_t status, void *user_data) {
     (void)request;
-    mca_osc_ucxdt_module_t *m = user_data;
-    if (status != UCXDT_OK) {
-        int none = 0;
-        (void)__atomic_compare_exchange_n(&m->op_error, &none, mca_osc_ucxdt_mpi_error(status), false,
-                                          __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-    }
+    if (status != UCXDT_OK) keep_op_error(user_data, mca_osc_ucxdt_mpi_error(status));
 }
 
 /* A request-based call's operation ended: its request completes (local completion, §12.3.5). */
@@ -38,12 +39,7 @@ static int direct_error(ucs_status_t status) {
  * each is freed here. */
 static void direct_op_ended(void *request, ucs_status_t status, void *user_data) {
     ucp_request_free(request);
-    mca_osc_ucxdt_module_t *m = user_data;
-    if (status != UCS_OK) {
-        int none = 0;
-        (void)__atomic_compare_exchange_n(&m->op_error, &none, direct_error(status), false, __ATOMIC_ACQ_REL,
-                                          __ATOMIC_RELAXED);
-    }
+    if (status != UCS_OK) keep_op_error(user_data, direct_error(status));
 }
 
 static void direct_request_ended(void *request, ucs_status_t status, void *user_data) {

@@ -1,8 +1,9 @@
 /* Contiguous bytes between host memory on both sides: one ucp_put_nbx or ucp_get_nbx on the
  * window's own UCP key, as osc ucx moves them, without a ucxdt request around it: there is no
  * layout for ucxdt to move, and through it a small MPI_Put under a flush took 2.0 us against
- * osc ucx's 1.0 on an H200 host (2026-11-30). The same checks hold: the signatures must match (ucxdt's path reports MPI_ERR_TYPE otherwise) and
- * the bytes must lie in the target's window (MPI_ERR_RMA_RANGE). UCP's flush of the endpoint,
+ * osc ucx's 1.0 on an H200 host (2026-11-30). The same checks hold: the signatures must match
+ * (ucxdt's path reports MPI_ERR_TYPE otherwise) and the bytes must lie in the target's window
+ * (MPI_ERR_RMA_RANGE). UCP's flush of the endpoint,
  * which ucxdt's flush ends with, completes these operations too. */
 #include "osc_ucxdt.h"
 

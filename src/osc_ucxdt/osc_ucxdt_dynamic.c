@@ -1,9 +1,8 @@
 /* Dynamic windows (MPI_Win_create_dynamic, MPI_Win_attach, MPI_Win_detach; MPI-4.1 §12.2.4).
  * Each process keeps, after the words of its state region, a table of the memory it has
  * attached: per segment (regions attached side by side are one) its address, length and
- * packed ucxdt key. An origin reads a target's
- * table with UCP gets, so that no attach asks anything of the target's progress, and keeps it
- * per target with the keys unpacked. Every access first reads the table's version word (one
+ * packed ucxdt key. An origin reads a target's table with UCP gets, so that no attach asks
+ * anything of the target's progress, and keeps it per target with the keys unpacked. Every access first reads the table's version word (one
  * get of 8 bytes) and reads the table again only when the version moved, as after an attach or
  * a detach: a region detached and another attached at the same address is never reached
  * through the old key. The target changes its table as a sequence lock does (the version is odd
@@ -276,9 +275,9 @@ int mca_osc_ucxdt_resolve(mca_osc_ucxdt_module_t *m, int target, ptrdiff_t targe
     uint64_t version = 0;
     int rc = mca_osc_ucxdt_state_get(m, target, mca_osc_ucxdt_table_word(m) * sizeof(uint64_t), &version,
                                      sizeof version);
-    if (rc == OMPI_SUCCESS && (version != t->table_version || !t->regions_read)) {
+    if (rc == OMPI_SUCCESS && version != t->table_version) {
         rc = refresh(m, target, version);
-        t->regions_read = rc == OMPI_SUCCESS;
+        if (rc != OMPI_SUCCESS) t->table_version = OSC_UCXDT_TABLE_UNREAD;
     }
     *rkey = NULL;
     for (int j = 0; j < t->regions_n && rc == OMPI_SUCCESS; ++j)

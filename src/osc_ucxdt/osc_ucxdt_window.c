@@ -1,5 +1,6 @@
 /* A window's life: made (MPI_Win_create, MPI_Win_allocate, MPI_Win_create_dynamic) by
- * registering its memory (none for a dynamic window) and a state region with the osc worker, exchanging addresses, sizes, displacement units, remote
+ * registering its memory (none for a dynamic window) and a state region with the osc worker,
+ * exchanging addresses, sizes, displacement units, remote
  * keys and worker addresses over a duplicate of the window's communicator, and connecting to
  * every process of the group; freed after a flush and a barrier (MPI-4.1 §12.2.5). */
 #include "osc_ucxdt.h"
@@ -158,6 +159,7 @@ static int connect_all(mca_osc_ucxdt_module_t *m, const window_record_t *recs, c
         const char *p = all + displs[r];
         mca_osc_ucxdt_target_t *t = &m->targets[r];
         t->base = recs[r].base, t->size = recs[r].size, t->disp_unit = (int)recs[r].disp_unit;
+        t->table_version = OSC_UCXDT_TABLE_UNREAD;  /* a dynamic window's, read at first access */
         t->state = recs[r].state;
         if ((rc = mca_osc_ucxdt_peer_connect(ompi_comm_peer_lookup(c, r), p, recs[r].address_length, &t->peer)) != OMPI_SUCCESS)
             break;
