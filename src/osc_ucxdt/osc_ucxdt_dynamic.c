@@ -236,6 +236,9 @@ static int refresh(mca_osc_ucxdt_module_t *m, int target, uint64_t version) {
         regions = NULL;
     }
     if (regions) {
+        /* A failed read: the keys taken over from the old copy may be in use by operations
+         * still running, as stale ones above; those end first. */
+        (void)mca_osc_ucxdt_flush_target(m, target);
         for (uint64_t i = 0; i < copy->count; ++i)
             if (regions[i].rkey) ucxdt_rkey_destroy(regions[i].rkey);
         free(regions);
