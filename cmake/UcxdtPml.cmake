@@ -75,6 +75,8 @@ target_link_libraries(coll_ucxdt PRIVATE ucxdt_ompi5)
 # osc ucxdt (src/osc_ucxdt): one-sided communication on ucxdt's one-sided layer.
 ucxdt_ompi5_component(osc)
 target_link_libraries(osc_ucxdt PRIVATE common_ucxdt ucxdt ucxdt_mpi_ompi5 ucxdt_ompi5 PkgConfig::UCX CUDA::cudart)
+# A header that Open MPI's ompi/op/op.h includes and its installation lacks (the folder says which).
+target_include_directories(osc_ucxdt PRIVATE "${PROJECT_SOURCE_DIR}/src/osc_ucxdt/ompi_missing")
 message(STATUS "ucxdt: pml ucxdt against Open MPI 5 at ${_p}")
 # Installed into <prefix>/lib/openmpi: Open MPI's component directory when ucxdt shares its prefix.
 install(TARGETS pml_ucxdt coll_ucxdt osc_ucxdt LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/openmpi")

@@ -119,6 +119,9 @@ typedef struct {
     mca_osc_ucxdt_region_t *regions;
     int regions_n;
     uint64_t table_version;  /* OSC_UCXDT_TABLE_UNREAD until read */
+    /* ucxdt operations started on it, and how many of them a flush has waited for
+     * (mca_osc_ucxdt_flush_target). */
+    uint64_t ucxdt_started, ucxdt_flushed;
 } mca_osc_ucxdt_target_t;
 
 typedef struct {
@@ -206,6 +209,14 @@ static inline int mca_osc_ucxdt_take_op_error(mca_osc_ucxdt_module_t *m) {
     return __atomic_exchange_n(&m->op_error, 0, __ATOMIC_ACQ_REL);
 }
 
+/* ---- Memory types (osc_ucxdt_memtype.c) --------------------------------------------------- */
+/* Whether [p, p + bytes) is host memory (pageable or page-locked), which UCP's RMA reaches
+ * itself. Thread-safe. init (at setup) installs the UCM handler that lets a thread skip the
+ * driver's query for a range it found pageable; fini (at finalize) removes it. */
+bool mca_osc_ucxdt_host_memory(const void *p, size_t bytes);
+void mca_osc_ucxdt_memtype_init(void);
+void mca_osc_ucxdt_memtype_fini(void);
+
 /* ---- Contiguous host transfers straight on UCP (osc_ucxdt_direct.c) ------------------------ */
 typedef struct {
     char *origin;     /* the origin's first byte */
@@ -213,14 +224,12 @@ typedef struct {
     size_t bytes;
 } mca_osc_ucxdt_direct_t;
 /* OMPI_SUCCESS and *d when origin and target are contiguous bytes of one signature, the origin
- * in host memory and the target in a host window (its UCP key); MPI_ERR_RMA_RANGE when such a
- * target lies outside the window; OMPI_ERR_NOT_AVAILABLE when ucxdt's path is to move it. */
+ * in host memory and the target in a host window (its UCP key; not a dynamic window);
+ * MPI_ERR_RMA_RANGE when such a target lies outside the window; OMPI_ERR_NOT_AVAILABLE when
+ * ucxdt's path is to move it. Asks ucxdt nothing when the two sides have one datatype and count. */
 int mca_osc_ucxdt_direct_fits(mca_osc_ucxdt_module_t *m, int target, const void *origin_addr, int origin_count,
-                              ompi_datatype_t *origin_dt, ucxdt_type_t otype, ptrdiff_t target_disp,
-                              int target_count, ompi_datatype_t *target_dt, ucxdt_type_t ttype,
-                              mca_osc_ucxdt_direct_t *d);
-/* Whether p is host memory (pageable or page-locked), which UCP's RMA reaches itself. */
-bool mca_osc_ucxdt_host_memory(const void *p);
+                              ompi_datatype_t *origin_dt, ptrdiff_t target_disp, int target_count,
+                              ompi_datatype_t *target_dt, mca_osc_ucxdt_direct_t *d);
 /* ucp_put_nbx or ucp_get_nbx of d on target's endpoint. */
 ucs_status_ptr_t mca_osc_ucxdt_direct_start(mca_osc_ucxdt_module_t *m, int target, bool put,
                                             const mca_osc_ucxdt_direct_t *d, const ucp_request_param_t *param);
@@ -231,14 +240,22 @@ ucs_status_ptr_t mca_osc_ucxdt_direct_start(mca_osc_ucxdt_module_t *m, int targe
  * it was. Blocks until done. OMPI_SUCCESS or an MPI error. */
 int mca_osc_ucxdt_state_atomic(mca_osc_ucxdt_module_t *m, int target, size_t index, ucp_atomic_op_t op,
                                uint64_t value, uint64_t swap, uint64_t *fetched);
+/* op (no reply: ADD, AND, OR, XOR) on word `index` of target's state region with `value`, posted:
+ * returns once the transport has it, not when it is done (a release, which no one waits for). */
+int mca_osc_ucxdt_state_post(mca_osc_ucxdt_module_t *m, int target, size_t index, ucp_atomic_op_t op,
+                             uint64_t value);
 /* len bytes at byte offset `offset` of target's state region into buf; blocks until done. */
 int mca_osc_ucxdt_state_get(mca_osc_ucxdt_module_t *m, int target, uint64_t offset, void *buf, size_t len);
+/* One turn of a wait's progress loop (turn: the loop's count, from 0). */
+void mca_osc_ucxdt_wait_turn(unsigned *turn);
 /* Waits for a UCP operation on target's endpoint (NULL: done, or an error pointer), frees it:
  * OMPI_SUCCESS or an MPI error class. */
 int mca_osc_ucxdt_wait_ucp(mca_osc_ucxdt_module_t *m, int target, ucs_status_ptr_t req);
 /* Waits for a ucxdt operation started without a callback (op as the call returned it): an MPI
  * error class, MPI_ERR_PROC_FAILED when target's process failed. */
 int mca_osc_ucxdt_wait_op(mca_osc_ucxdt_module_t *m, int target, ucxdt_status_ptr_t op);
+/* A ucxdt operation (not the direct path's) started on t: the next flush waits for it. */
+void mca_osc_ucxdt_op_started(mca_osc_ucxdt_target_t *t);
 /* Flushes the endpoint of target (every put, get and atomic to it done), or all of them. */
 int mca_osc_ucxdt_flush_target(mca_osc_ucxdt_module_t *m, int target);
 int mca_osc_ucxdt_flush_all_targets(mca_osc_ucxdt_module_t *m);

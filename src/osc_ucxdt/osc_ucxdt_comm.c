@@ -54,10 +54,6 @@ static int putget(bool put, void *origin_addr, int origin_count, ompi_datatype_t
     mca_osc_ucxdt_request_t *r = NULL;
     int rc = mca_osc_ucxdt_check_access(m, target, request != NULL);
     if (rc != OMPI_SUCCESS) return rc;
-    ucxdt_type_t otype, ttype;
-    if ((rc = mca_osc_ucxdt_type(origin_dt, &otype)) != OMPI_SUCCESS ||
-        (rc = mca_osc_ucxdt_type(target_dt, &ttype)) != OMPI_SUCCESS)
-        return rc;
     if (request) {
         if (!(r = mca_osc_ucxdt_request_new(m->win))) return OMPI_ERR_OUT_OF_RESOURCE;
         *request = &r->ompi;
@@ -70,11 +66,11 @@ static int putget(bool put, void *origin_addr, int origin_count, ompi_datatype_t
     uint64_t remote = 0;
     ucxdt_rkey_h rkey = NULL;
     mca_osc_ucxdt_direct_t direct;
+    ucxdt_type_t otype, ttype;  /* imported only for ucxdt's path */
     if ((size_t)origin_count * osize == 0 && (size_t)target_count * tsize == 0) {
         op = NULL;  /* nothing to move */
-    } else if (m->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
-               (rc = mca_osc_ucxdt_direct_fits(m, target, origin_addr, origin_count, origin_dt, otype, target_disp,
-                                               target_count, target_dt, ttype, &direct)) != OMPI_ERR_NOT_AVAILABLE) {
+    } else if ((rc = mca_osc_ucxdt_direct_fits(m, target, origin_addr, origin_count, origin_dt, target_disp,
+                                               target_count, target_dt, &direct)) != OMPI_ERR_NOT_AVAILABLE) {
         if (rc == OMPI_SUCCESS) {
             /* Contiguous host bytes: straight on UCP (osc_ucxdt_direct.c). */
             ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA};
@@ -88,12 +84,15 @@ static int putget(bool put, void *origin_addr, int origin_count, ompi_datatype_t
                 return OMPI_SUCCESS;
             }
         }
-    } else if ((rc = mca_osc_ucxdt_resolve(m, target, target_disp, target_dt, &remote, &rkey)) == OMPI_SUCCESS) {
+    } else if ((rc = mca_osc_ucxdt_type(origin_dt, &otype)) == OMPI_SUCCESS &&
+               (rc = mca_osc_ucxdt_type(target_dt, &ttype)) == OMPI_SUCCESS &&
+               (rc = mca_osc_ucxdt_resolve(m, target, target_disp, target_dt, &remote, &rkey)) == OMPI_SUCCESS) {
         ucxdt_request_param_t p = {.field_mask = UCXDT_REQUEST_PARAM_FIELD_CALLBACK | UCXDT_REQUEST_PARAM_FIELD_USER_DATA};
         p.cb.send = r ? request_ended : op_ended;
         p.user_data = r ? (void *)r : (void *)m;
         op = put ? ucxdt_put_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, rkey, target_count, ttype, &p)
                  : ucxdt_get_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, rkey, target_count, ttype, &p);
+        if (!UCXDT_PTR_IS_ERR(op)) mca_osc_ucxdt_op_started(t);
     }
     if (rc != OMPI_SUCCESS || UCXDT_PTR_IS_ERR(op)) {
         if (rc == OMPI_SUCCESS)

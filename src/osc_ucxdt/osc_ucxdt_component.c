@@ -109,12 +109,14 @@ int mca_osc_ucxdt_setup(void) {
     ompi_osc_ucxdt.types.in_pml_data = false;
     const int rc = mca_common_ucxdt_types_init(&ompi_osc_ucxdt.types);
     if (rc != OMPI_SUCCESS) return rc;
+    mca_osc_ucxdt_memtype_init();
     ompi_osc_ucxdt.ready = true;
     return OMPI_SUCCESS;
 }
 
 static int component_finalize(void) {
     if (ompi_osc_ucxdt.ready) mca_common_ucxdt_types_fini(&ompi_osc_ucxdt.types);
+    mca_osc_ucxdt_memtype_fini();
     for (int d = 0; d < ompi_osc_ucxdt.gpu_count; ++d) {
         if (ompi_osc_ucxdt.gpus[d].stage) (void)cudaFree(ompi_osc_ucxdt.gpus[d].stage);
         if (ompi_osc_ucxdt.gpus[d].stream) (void)cudaStreamDestroy(ompi_osc_ucxdt.gpus[d].stream);

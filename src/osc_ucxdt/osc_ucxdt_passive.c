@@ -23,16 +23,18 @@ static int take(mca_osc_ucxdt_module_t *m, int target, int type) {
         int rc = mca_osc_ucxdt_state_atomic(m, target, OSC_UCXDT_LOCK, UCP_ATOMIC_OP_ADD, 1, 0, &was);
         if (rc != OMPI_SUCCESS || was < OSC_UCXDT_LOCK_EXCLUSIVE) return rc;
         /* Held exclusively: withdraw and try again. */
-        if ((rc = mca_osc_ucxdt_state_atomic(m, target, OSC_UCXDT_LOCK, UCP_ATOMIC_OP_ADD, (uint64_t)-1, 0, NULL)) != OMPI_SUCCESS)
+        if ((rc = mca_osc_ucxdt_state_post(m, target, OSC_UCXDT_LOCK, UCP_ATOMIC_OP_ADD, (uint64_t)-1)) != OMPI_SUCCESS)
             return rc;
         opal_progress();
     }
 }
 
+/* Posted, as osc ucx releases a shared lock: the flush before it completed the epoch's operations,
+ * and no one waits for the release but the next holder. */
 static int drop(mca_osc_ucxdt_module_t *m, int target, int lock) {
     if (lock & OSC_UCXDT_LOCK_NOCHECK) return OMPI_SUCCESS;
     const uint64_t by = (lock == MPI_LOCK_EXCLUSIVE) ? OSC_UCXDT_LOCK_EXCLUSIVE : 1;
-    return mca_osc_ucxdt_state_atomic(m, target, OSC_UCXDT_LOCK, UCP_ATOMIC_OP_ADD, (uint64_t)0 - by, 0, NULL);
+    return mca_osc_ucxdt_state_post(m, target, OSC_UCXDT_LOCK, UCP_ATOMIC_OP_ADD, (uint64_t)0 - by);
 }
 
 int mca_osc_ucxdt_lock(int lock_type, int target, int mpi_assert, ompi_win_t *win) {
