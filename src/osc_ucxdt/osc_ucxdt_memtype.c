@@ -57,9 +57,20 @@ bool mca_osc_ucxdt_host_memory(const void *p, size_t bytes) {
             if (lo >= known[i].lo && hi <= known[i].hi && known[i].unmaps == now) return true;
     const ucxdt_memory_type_t t = ucxdt_memory_type(p, NULL);
     if (t == UCXDT_MEMORY_HOST && watching && hi >= lo) {
-        /* Page-locked memory is not kept: its driver frees it, whose unmapping UCM may not see. */
-        const unsigned i = known_next++ % KNOWN;
-        known[i].lo = lo & page_mask, known[i].hi = (hi + ~page_mask) & page_mask, known[i].unmaps = now;
+        /* Page-locked memory is not kept: its driver frees it, whose unmapping UCM may not see.
+         * A range that touches or overlaps a kept one joins it (their union is all host memory):
+         * a window of operations on consecutive slices of a buffer (osu_get_bw, 64 of them)
+         * asks the driver once, not once a slice. */
+        const uintptr_t plo = lo & page_mask, phi = (hi + ~page_mask) & page_mask;
+        int i = 0;
+        while (i < KNOWN && !(known[i].unmaps == now && known[i].lo <= phi && plo <= known[i].hi)) ++i;
+        if (i == KNOWN) {
+            i = (int)(known_next++ % KNOWN);
+            known[i].lo = plo, known[i].hi = phi, known[i].unmaps = now;
+        } else {
+            if (plo < known[i].lo) known[i].lo = plo;
+            if (phi > known[i].hi) known[i].hi = phi;
+        }
     }
     return t == UCXDT_MEMORY_HOST || t == UCXDT_MEMORY_HOST_PINNED;
 }
