@@ -8,8 +8,8 @@
 #include "opal/util/output.h"
 
 /* The osc worker drives the wait; Open MPI's progress (the PML's, the runtime's, and this
- * component's again) every 16th turn, as osc ucx calls it every 100th: each turn of it cost a
- * small flush a fifth of its time. */
+ * component's again) only every 16th turn, as osc ucx calls it every 100th: the wait of a small
+ * flush is short, and each turn of it walks every registered callback. */
 void mca_osc_ucxdt_wait_turn(unsigned *turn) {
     mca_osc_ucxdt_progress();
     if ((++*turn & 15) == 0) opal_progress();
@@ -105,9 +105,8 @@ void mca_osc_ucxdt_op_started(mca_osc_ucxdt_target_t *t) {
 
 /* ucxdt's flush waits for the ucxdt operations started before it, then flushes the UCP endpoint;
  * with none started since the last one ended, UCP's flush alone completes the direct path's
- * operations and the atomics, without ucxdt's request and its scan of the worker's operations
- * (a third of osu_get_bw's time at 1 B). The count read first: an operation started during the
- * flush is left to the next. */
+ * operations and the atomics, without ucxdt's request and its scan of the worker's operations.
+ * The count is read first: an operation started during the flush is left to the next. */
 int mca_osc_ucxdt_flush_target(mca_osc_ucxdt_module_t *m, int target) {
     mca_osc_ucxdt_target_t *t = &m->targets[target];
     const uint64_t started = __atomic_load_n(&t->ucxdt_started, __ATOMIC_ACQUIRE);
@@ -152,7 +151,7 @@ int mca_osc_ucxdt_acc_unlock(mca_osc_ucxdt_module_t *m, int target) {
     /* What the accumulate wrote lands before the lock is seen free: a flush, not UCP's fence,
      * which UCX 1.13 keeps per transport, so a put that UCP emulates by active messages (no RMA
      * transport between the two) could land after a release that the shared-memory transport
-     * did at once (a lost update in MPICH-style fetch-and-op counters on one node). The release
+     * did at once (a lost update of one_sided_np4's fetch-and-op counter on this VM). The release
      * is posted: no one waits for it but the next holder. */
     int rc = mca_osc_ucxdt_flush_target(m, target);
     const int urc = mca_osc_ucxdt_state_post(m, target, OSC_UCXDT_ACC_LOCK, UCP_ATOMIC_OP_ADD, (uint64_t)-1);
