@@ -297,7 +297,7 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
                     rc = st != UCXDT_OK ? mca_osc_ucxdt_mpi_error(st)
                          : cudaStreamSynchronize(stream) != cudaSuccess ? MPI_ERR_OTHER : MPI_SUCCESS;
                 } else {
-                    /* Open MPI's op itself, on the host staging: MPI_Reduce_local goes through
+                    /* Open MPI's op itself, on host elements: MPI_Reduce_local goes through
                      * the coll framework, whose accelerator component asks CUDA about both
                      * buffers, 3.4-5.5 us of a 1-byte accumulate's 6 on an H200 host; and its
                      * error would go to MPI_COMM_SELF's handler, not the window's. */
