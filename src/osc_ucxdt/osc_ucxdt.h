@@ -27,6 +27,7 @@
 #include <cuda_runtime_api.h>
 #include <ucp/api/ucp.h>
 #include <ucxdt/ucxdt.h>
+#include <ucxdt/ucxdt_cuda.h>
 #include <ucxdt/ucxdt_rma.h>
 #include <ucxdt/ucxdt_ucp.h>
 
@@ -210,10 +211,15 @@ static inline int mca_osc_ucxdt_take_op_error(mca_osc_ucxdt_module_t *m) {
 }
 
 /* ---- Memory types (osc_ucxdt_memtype.c) --------------------------------------------------- */
-/* Whether [p, p + bytes) is host memory (pageable or page-locked), which UCP's RMA reaches
- * itself. Thread-safe. init (at setup) installs the UCM handler that lets a thread skip the
- * driver's query for a range it found pageable; fini (at finalize) removes it. */
-bool mca_osc_ucxdt_host_memory(const void *p, size_t bytes);
+/* The memory type of [p, p + bytes) as ucxdt_memory_type tells it of p (*device, if not NULL,
+ * as there), but UCXDT_MEMORY_HOST without the driver's query for host memory known already:
+ * within m's own host window (m may be NULL), or a range this thread found pageable.
+ * host_memory: whether that is host memory (pageable or page-locked), which UCP's RMA reaches
+ * itself. Thread-safe. init (at setup) installs the UCM handler that lets a thread keep the
+ * pageable ranges; fini (at finalize) removes it. */
+ucxdt_memory_type_t mca_osc_ucxdt_memory_type(const mca_osc_ucxdt_module_t *m, const void *p, size_t bytes,
+                                              int *device);
+bool mca_osc_ucxdt_host_memory(const mca_osc_ucxdt_module_t *m, const void *p, size_t bytes);
 void mca_osc_ucxdt_memtype_init(void);
 void mca_osc_ucxdt_memtype_fini(void);
 

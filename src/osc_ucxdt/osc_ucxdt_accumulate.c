@@ -98,8 +98,9 @@ static int gpu_stage(int device, size_t bytes, char **first, char **second, cuda
 
 /* The bytes of count elements of (addr, dt) where they are e's own layout already: dt is e's
  * type, contiguous, and both are host memory (then the bytes are their own packed stream);
- * else NULL. */
-static char *same_host_bytes(const elements_t *e, void *addr, int count, ompi_datatype_t *dt) {
+ * else NULL. m: the window, whose own memory is known host memory. */
+static char *same_host_bytes(const mca_osc_ucxdt_module_t *m, const elements_t *e, void *addr, int count,
+                             ompi_datatype_t *dt) {
     size_t esize = 0;
     ptrdiff_t lb = 0, extent = 0;
     ompi_datatype_type_size(e->dt, &esize);
@@ -110,16 +111,17 @@ static char *same_host_bytes(const elements_t *e, void *addr, int count, ompi_da
     ompi_datatype_get_true_extent(dt, &lb, &extent);
     char *bytes = (char *)addr + lb;
     const size_t n = esize * (size_t)count;
-    return mca_osc_ucxdt_host_memory(bytes, n) && mca_osc_ucxdt_host_memory(e->buf, n) ? bytes : NULL;
+    return mca_osc_ucxdt_host_memory(m, bytes, n) && mca_osc_ucxdt_host_memory(m, e->buf, n) ? bytes : NULL;
 }
 
 /* The count elements of (addr, dt) copied into e's layout; or out of it, with to_layout. dt's
  * layout may be in any memory (ucxdt_pack and ucxdt_unpack take device buffers too).
  * MPI_ERR_TYPE when the signatures differ. */
-static int convert(elements_t *e, void *addr, int count, ompi_datatype_t *dt, bool to_layout) {
+static int convert(const mca_osc_ucxdt_module_t *m, elements_t *e, void *addr, int count, ompi_datatype_t *dt,
+                   bool to_layout) {
     /* One memcpy where the layouts agree (ucxdt_pack of one element took 0.7 us, a fifth of a
      * small accumulate, on a 2-core VM). */
-    char *same = same_host_bytes(e, addr, count, dt);
+    char *same = same_host_bytes(m, e, addr, count, dt);
     if (same) {
         size_t esize = 0;
         ompi_datatype_type_size(e->dt, &esize);
@@ -178,10 +180,9 @@ static ucxdt_op_t gpu_op(struct ompi_op_t *op) {
  * MPI_NO_OP) is device memory, and the op needs no reduction (MPI_REPLACE, MPI_NO_OP) or is one
  * ucxdt_reduce_local_async applies to prim (a call of 0 elements asks). Then *device is that
  * buffer's GPU and *p, *uop the reduction's primitive and op. */
-static bool on_gpu(const void *buf, ompi_datatype_t *prim, struct ompi_op_t *op, int *device, ucxdt_primitive_t *p,
-                   ucxdt_op_t *uop) {
-    if (!ompi_osc_ucxdt.gpu_reduce || mca_osc_ucxdt_host_memory(buf, 1) ||
-        ucxdt_memory_type(buf, device) != UCXDT_MEMORY_DEVICE)
+static bool on_gpu(const mca_osc_ucxdt_module_t *m, const void *buf, ompi_datatype_t *prim, struct ompi_op_t *op,
+                   int *device, ucxdt_primitive_t *p, ucxdt_op_t *uop) {
+    if (!ompi_osc_ucxdt.gpu_reduce || mca_osc_ucxdt_memory_type(m, buf, 1, device) != UCXDT_MEMORY_DEVICE)
         return false;
     if (op == MPI_REPLACE || op == MPI_NO_OP) return true;
     if ((*uop = gpu_op(op)) == UCXDT_OP_LAST) return false;
@@ -256,7 +257,7 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
     int device = -1, saved = -1;
     ucxdt_primitive_t p = UCXDT_PRIMITIVE_LAST;
     ucxdt_op_t uop = UCXDT_OP_LAST;
-    const bool gpu = on_gpu(op == MPI_NO_OP ? result_addr : origin_addr, prim, op, &device, &p, &uop);
+    const bool gpu = on_gpu(m, op == MPI_NO_OP ? result_addr : origin_addr, prim, op, &device, &p, &uop);
     char *stage_cur = NULL, *stage_in = NULL;
     cudaStream_t stream = NULL;
     ptrdiff_t plb = 0, pextent = 0;
@@ -279,14 +280,14 @@ static int locked_accumulate(mca_osc_ucxdt_module_t *m, const void *origin_addr,
     if ((rc = elements_init(&cur, prim, n, stage_cur)) == OMPI_SUCCESS) {
         rc = move(m, target, false, cur.buf, (int)n, prim, target_disp, remote, rkey, target_count, target_dt);
     }
-    if (rc == OMPI_SUCCESS && result_addr) rc = convert(&cur, result_addr, result_count, result_dt, true);
+    if (rc == OMPI_SUCCESS && result_addr) rc = convert(m, &cur, result_addr, result_count, result_dt, true);
     if (rc == OMPI_SUCCESS && op != MPI_NO_OP) {
         if ((rc = elements_init(&in, prim, n, stage_in)) == OMPI_SUCCESS) {
             /* An origin laid out as the elements is reduced from where it lies, as osc ucx
              * reduces it, not copied first. */
-            char *bytes = gpu ? NULL : same_host_bytes(&in, (void *)origin_addr, origin_count, origin_dt);
+            char *bytes = gpu ? NULL : same_host_bytes(m, &in, (void *)origin_addr, origin_count, origin_dt);
             if (bytes) in.buf = bytes;
-            else rc = convert(&in, (void *)origin_addr, origin_count, origin_dt, false);
+            else rc = convert(m, &in, (void *)origin_addr, origin_count, origin_dt, false);
         }
         if (rc == OMPI_SUCCESS) {
             void *next = in.buf;
@@ -386,7 +387,7 @@ int mca_osc_ucxdt_compare_and_swap(const void *origin_addr, const void *compare_
     if (rc != OMPI_SUCCESS) return rc;
     elements_t cur = {0}, cmp = {0};
     if ((rc = elements_init(&cur, dt, 1, NULL)) != OMPI_SUCCESS || (rc = elements_init(&cmp, dt, 1, NULL)) != OMPI_SUCCESS ||
-        (rc = convert(&cmp, (void *)compare_addr, 1, dt, false)) != OMPI_SUCCESS) {
+        (rc = convert(m, &cmp, (void *)compare_addr, 1, dt, false)) != OMPI_SUCCESS) {
         elements_free(&cur), elements_free(&cmp);
         return rc;
     }
@@ -397,7 +398,7 @@ int mca_osc_ucxdt_compare_and_swap(const void *origin_addr, const void *compare_
     if ((rc = mca_osc_ucxdt_acc_lock(m, target)) == OMPI_SUCCESS) {
         rc = mca_osc_ucxdt_resolve(m, target, target_disp, dt, &remote, &rkey);
         if (rc == OMPI_SUCCESS) rc = move(m, target, false, cur.buf, 1, dt, target_disp, remote, rkey, 1, dt);
-        if (rc == OMPI_SUCCESS) rc = convert(&cur, result_addr, 1, dt, true);
+        if (rc == OMPI_SUCCESS) rc = convert(m, &cur, result_addr, 1, dt, true);
         if (rc == OMPI_SUCCESS && memcmp(cur.buf, cmp.buf, size) == 0)
             rc = move(m, target, true, (void *)origin_addr, 1, dt, target_disp, remote, rkey, 1, dt);
         const int urc = mca_osc_ucxdt_acc_unlock(m, target);

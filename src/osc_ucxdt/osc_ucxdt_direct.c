@@ -34,7 +34,7 @@ int mca_osc_ucxdt_direct_fits(mca_osc_ucxdt_module_t *m, int target, const void 
     ompi_datatype_get_true_extent(target_dt, &tlb, &extent);
     d->bytes = size * (size_t)origin_count;
     d->origin = (char *)origin_addr + olb;
-    if (!mca_osc_ucxdt_host_memory(d->origin, d->bytes)) return OMPI_ERR_NOT_AVAILABLE;
+    if (!mca_osc_ucxdt_host_memory(m, d->origin, d->bytes)) return OMPI_ERR_NOT_AVAILABLE;
     d->remote = mca_osc_ucxdt_address(t, target_disp) + (uint64_t)(int64_t)tlb;
     /* [remote, remote + bytes) within [base, base + size), without overflow. */
     if (d->remote < t->base || d->remote - t->base > t->size || d->bytes > t->size - (d->remote - t->base))

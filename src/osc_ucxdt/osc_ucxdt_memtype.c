@@ -1,18 +1,21 @@
 /* Whether a buffer is host memory, which UCP's RMA reaches itself (the direct path,
  * osc_ucxdt_direct.c), or GPU memory, which ucxdt moves. The answer is the CUDA driver's pointer
- * query (ucxdt_memory_type), which costs 0.15-0.5 us on an H200 host for pageable memory: a third
- * of a small put's time, and what osc ucx, which asks nothing and leaves memory types to UCP,
- * does not pay. Pageable host memory stays host memory until it is unmapped, so each thread
- * keeps the last ranges the driver called pageable host memory and takes them as such again while
- * no memory of the process has been unmapped since: UCM's VM_UNMAPPED event, on which UCX's
- * registration cache rests too (munmap, mremap, shmdt, brk and sbrk shrinking, madvise, and a
- * MAP_FIXED mmap over a mapping). Without UCM's hooks every call asks the driver. */
+ * query (ucxdt_memory_type), which costs 0.15-0.5 us on an H200 host: a third of a small put's
+ * time, and what osc ucx, which asks nothing and leaves memory types to UCP, does not pay. Two
+ * kinds of range are known without it:
+ * - a host window's own memory, for the window's life: UCP's registration of it page-locks it
+ *   where a CUDA context is active (UCX's cuda_copy memory domain calls cuMemHostRegister), so
+ *   the driver calls it page-locked, which the second kind cannot keep;
+ * - pageable host memory, which stays host memory until it is unmapped: each thread keeps the
+ *   last ranges the driver called pageable and takes them as such again while no memory of the
+ *   process has been unmapped since: UCM's VM_UNMAPPED event, on which UCX's registration cache
+ *   rests too (munmap, mremap, shmdt, brk and sbrk shrinking, madvise, and a MAP_FIXED mmap over
+ *   a mapping). Without UCM's hooks every call asks the driver. */
 #include "osc_ucxdt.h"
 
 #include "opal/util/output.h"
 
 #include <ucm/api/ucm.h>
-#include <ucxdt/ucxdt_cuda.h>
 
 #include <unistd.h>
 
@@ -49,13 +52,17 @@ void mca_osc_ucxdt_memtype_fini(void) {
     watching = false;
 }
 
-bool mca_osc_ucxdt_host_memory(const void *p, size_t bytes) {
-    const uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
+ucxdt_memory_type_t mca_osc_ucxdt_memory_type(const mca_osc_ucxdt_module_t *m, const void *p, size_t bytes,
+                                              int *device) {
+    const uintptr_t lo = (uintptr_t)p, hi = lo + bytes, base = (uintptr_t)(m ? m->base : NULL);
+    /* Within the window's own memory, registered for UCP only where it is host memory. */
+    if (m && m->ucp_memh && lo >= base && bytes <= m->length && lo - base <= m->length - bytes)
+        return UCXDT_MEMORY_HOST;
     const uint64_t now = __atomic_load_n(&unmaps, __ATOMIC_ACQUIRE);
     if (watching && hi >= lo)
         for (int i = 0; i < KNOWN; ++i)
-            if (lo >= known[i].lo && hi <= known[i].hi && known[i].unmaps == now) return true;
-    const ucxdt_memory_type_t t = ucxdt_memory_type(p, NULL);
+            if (lo >= known[i].lo && hi <= known[i].hi && known[i].unmaps == now) return UCXDT_MEMORY_HOST;
+    const ucxdt_memory_type_t t = ucxdt_memory_type(p, device);
     if (t == UCXDT_MEMORY_HOST && watching && hi >= lo) {
         /* Page-locked memory is not kept: its driver frees it, whose unmapping UCM may not see.
          * A range that touches or overlaps a kept one joins it (their union is all host memory):
@@ -72,5 +79,10 @@ bool mca_osc_ucxdt_host_memory(const void *p, size_t bytes) {
             if (phi > known[i].hi) known[i].hi = phi;
         }
     }
+    return t;
+}
+
+bool mca_osc_ucxdt_host_memory(const mca_osc_ucxdt_module_t *m, const void *p, size_t bytes) {
+    const ucxdt_memory_type_t t = mca_osc_ucxdt_memory_type(m, p, bytes, NULL);
     return t == UCXDT_MEMORY_HOST || t == UCXDT_MEMORY_HOST_PINNED;
 }

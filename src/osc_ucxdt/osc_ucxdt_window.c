@@ -97,7 +97,7 @@ static int make_local(mca_osc_ucxdt_module_t *m, void **base, size_t size, int f
             return mca_osc_ucxdt_mpi_error(st);
         }
         /* Host memory is registered for UCP's own RMA too (osc_ucxdt_direct.c). */
-        if (mca_osc_ucxdt_host_memory(m->base, size)) {
+        if (mca_osc_ucxdt_host_memory(NULL, m->base, size)) {
             ucp_mem_map_params_t wp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
                                        .address = m->base, .length = size};
             ucs_status_t us = ucp_mem_map(ompi_osc_ucxdt.context, &wp, &m->ucp_memh);
