@@ -260,8 +260,6 @@ int mca_osc_ucxdt_wait_ucp(mca_osc_ucxdt_module_t *m, int target, ucs_status_ptr
 /* Waits for a ucxdt operation started without a callback (op as the call returned it): an MPI
  * error class, MPI_ERR_PROC_FAILED when target's process failed. */
 int mca_osc_ucxdt_wait_op(mca_osc_ucxdt_module_t *m, int target, ucxdt_status_ptr_t op);
-/* A ucxdt operation (not the direct path's) started on t: the next flush waits for it. */
-void mca_osc_ucxdt_op_started(mca_osc_ucxdt_target_t *t);
 /* Flushes the endpoint of target (every put, get and atomic to it done), or all of them. */
 int mca_osc_ucxdt_flush_target(mca_osc_ucxdt_module_t *m, int target);
 int mca_osc_ucxdt_flush_all_targets(mca_osc_ucxdt_module_t *m);
@@ -270,6 +268,12 @@ int mca_osc_ucxdt_acc_lock(mca_osc_ucxdt_module_t *m, int target);
 int mca_osc_ucxdt_acc_unlock(mca_osc_ucxdt_module_t *m, int target);
 
 /* ---- Data movement (osc_ucxdt_comm.c, osc_ucxdt_accumulate.c) ------------------------------ */
+/* ucxdt_put_nbx (put) or ucxdt_get_nbx of (buf, count, type) and the target layout at remote on
+ * target's endpoint, counted as started there when it starts: the next flush waits for it
+ * (mca_osc_ucxdt_flush_target). Returns as those calls do. */
+ucxdt_status_ptr_t mca_osc_ucxdt_start_op(mca_osc_ucxdt_module_t *m, int target, bool put, void *buf, int count,
+                                       ucxdt_type_t type, uint64_t remote, ucxdt_rkey_h rkey, int target_count,
+                                       ucxdt_type_t target_type, const ucxdt_request_param_t *param);
 int mca_osc_ucxdt_put(const void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
                       ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, ompi_win_t *win);
 int mca_osc_ucxdt_get(void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,

@@ -220,11 +220,8 @@ static int move(mca_osc_ucxdt_module_t *m, int target, bool put, void *buf, int 
     if ((rc = mca_osc_ucxdt_type(dt, &type)) != OMPI_SUCCESS || (rc = mca_osc_ucxdt_type(target_dt, &ttype)) != OMPI_SUCCESS)
         return rc;
     const ucxdt_request_param_t none = {0};
-    mca_osc_ucxdt_target_t *t = &m->targets[target];
-    const ucxdt_status_ptr_t op = put ? ucxdt_put_nbx(t->peer->ep, buf, count, type, remote, rkey, target_count, ttype, &none)
-                                      : ucxdt_get_nbx(t->peer->ep, buf, count, type, remote, rkey, target_count, ttype, &none);
-    if (!UCXDT_PTR_IS_ERR(op)) mca_osc_ucxdt_op_started(t);
-    return mca_osc_ucxdt_wait_op(m, target, op);
+    return mca_osc_ucxdt_wait_op(m, target,
+                                 mca_osc_ucxdt_start_op(m, target, put, buf, count, type, remote, rkey, target_count, ttype, &none));
 }
 
 /* Under the accumulate lock: result <- target; target <- origin op target. origin may be NULL

@@ -99,10 +99,6 @@ int mca_osc_ucxdt_wait_op(mca_osc_ucxdt_module_t *m, int target, ucxdt_status_pt
                                                                                 : mca_osc_ucxdt_mpi_error((ucxdt_status_t)st);
 }
 
-void mca_osc_ucxdt_op_started(mca_osc_ucxdt_target_t *t) {
-    __atomic_add_fetch(&t->ucxdt_started, 1, __ATOMIC_RELEASE);
-}
-
 /* ucxdt's flush waits for the ucxdt operations started before it, then flushes the UCP endpoint;
  * with none started since the last one ended, UCP's flush alone completes the direct path's
  * operations and the atomics, without ucxdt's request and its scan of the worker's operations.

@@ -47,6 +47,17 @@ static void direct_request_ended(void *request, ucs_status_t status, void *user_
     mca_osc_ucxdt_request_complete(user_data, direct_error(status));
 }
 
+ucxdt_status_ptr_t mca_osc_ucxdt_start_op(mca_osc_ucxdt_module_t *m, int target, bool put, void *buf, int count,
+                                       ucxdt_type_t type, uint64_t remote, ucxdt_rkey_h rkey, int target_count,
+                                       ucxdt_type_t target_type, const ucxdt_request_param_t *param) {
+    mca_osc_ucxdt_target_t *t = &m->targets[target];
+    const ucxdt_status_ptr_t op =
+        put ? ucxdt_put_nbx(t->peer->ep, buf, count, type, remote, rkey, target_count, target_type, param)
+            : ucxdt_get_nbx(t->peer->ep, buf, count, type, remote, rkey, target_count, target_type, param);
+    if (!UCXDT_PTR_IS_ERR(op)) __atomic_add_fetch(&t->ucxdt_started, 1, __ATOMIC_RELEASE);
+    return op;
+}
+
 /* A put or get, left running (blocking calls) or with a request. */
 static int putget(bool put, void *origin_addr, int origin_count, ompi_datatype_t *origin_dt, int target,
                   ptrdiff_t target_disp, int target_count, ompi_datatype_t *target_dt, mca_osc_ucxdt_module_t *m,
@@ -90,9 +101,7 @@ static int putget(bool put, void *origin_addr, int origin_count, ompi_datatype_t
         ucxdt_request_param_t p = {.field_mask = UCXDT_REQUEST_PARAM_FIELD_CALLBACK | UCXDT_REQUEST_PARAM_FIELD_USER_DATA};
         p.cb.send = r ? request_ended : op_ended;
         p.user_data = r ? (void *)r : (void *)m;
-        op = put ? ucxdt_put_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, rkey, target_count, ttype, &p)
-                 : ucxdt_get_nbx(t->peer->ep, origin_addr, origin_count, otype, remote, rkey, target_count, ttype, &p);
-        if (!UCXDT_PTR_IS_ERR(op)) mca_osc_ucxdt_op_started(t);
+        op = mca_osc_ucxdt_start_op(m, target, put, origin_addr, origin_count, otype, remote, rkey, target_count, ttype, &p);
     }
     if (rc != OMPI_SUCCESS || UCXDT_PTR_IS_ERR(op)) {
         if (rc == OMPI_SUCCESS)
