@@ -5,9 +5,12 @@
 //   ping-pong: median one-way time (half of each round trip);
 //   window:    -w (32) MPI_Isend on rank 0 against as many MPI_Irecv on rank 1, then a 0-byte
 //              reply; bandwidth of the median window.
-//   -x coll:   MPI_Bcast from rank 0 and MPI_Allgather on all ranks of the layout, against the
-//              same collective of the packed bytes: median over iterations of the slowest
-//              rank's time, each after a barrier. The MPI_Bcast is verified on every rank.
+//   -x coll:   collectives of the layout on all ranks, each against the same collective of the
+//              packed bytes: MPI_Bcast from rank 0, MPI_Allgather, MPI_Alltoall, their
+//              nonblocking forms (MPI_Ibcast, MPI_Iallgather, MPI_Ialltoall, started and waited
+//              for) and MPI_Neighbor_allgather on a periodic ring (MPI_Cart_create): median over
+//              iterations of the slowest rank's time, each after a barrier. The MPI_Bcast is
+//              verified on every rank.
 //   -c:        the contiguous buffer alone (send and coll), the roofline for another run: an MPI
 //              whose own derived-type path would take minutes.
 //   -x put:    instead of both, 32 MPI_Put from rank 0 into rank 1's window, the target type
@@ -47,7 +50,7 @@ struct Options : CommonOptions {
     bool put = false;     // -x put or acc: one-sided
     bool acc = false;     // -x acc: MPI_Accumulate rather than MPI_Put
     bool contig = false;  // -c: the contiguous buffer only
-    bool coll = false;    // -x coll: MPI_Bcast and MPI_Allgather
+    bool coll = false;    // -x coll: the collectives of kCollectives
     int window = 32;      // -w: messages (or puts) in flight
     int64_t loop_mib = 0; // -B: MiB a layout's timed loop moves at most (0: -n iterations each)
 };
@@ -57,8 +60,9 @@ std::string usage() {
            "  -D spec,...  layouts by ucxdt_perftest's -D specs (repeatable; default: nas_mg_y,\n"
            "               milc_su3_zdown,wrf_y_sa,fft2_scatter,triangular:n=1000)\n" +
            std::string("  -x send|put|acc|coll  two-sided (ping-pong and window), one-sided MPI_Put or\n"
-                       "               MPI_Accumulate(MPI_SUM) windows, or MPI_Bcast and MPI_Allgather on all\n"
-                       "               ranks (send)\n"
+                       "               MPI_Accumulate(MPI_SUM) windows, or collectives on all ranks: Bcast,\n"
+                       "               Allgather, Alltoall, Ibcast, Iallgather, Ialltoall, Neighbor_allgather\n"
+                       "               (send)\n"
                        "  -c           the contiguous buffer alone (send, coll): the derived type's columns 0\n"
                        "  -w N         messages in flight in a window (32)\n"
                        "  -B MIB       at most this many MiB per timed loop: fewer iterations for large\n"
@@ -69,8 +73,9 @@ std::string usage() {
            "       iterations,window,pingpong_dt_us,pingpong_contig_us,bw_dt_MBps,bw_contig_MBps,verified\n"
            "       (-x put, acc: the ping-pong columns 0, the bandwidths those of the one-sided windows;\n"
            "       -c: verified n/a)\n"
-           "  -x coll csv: mpi_layouts_coll,layout,mem,packed_bytes,iterations,ranks,bcast_dt_us,\n"
-           "       bcast_contig_us,allgather_dt_us,allgather_contig_us,verified\n";
+           "  -x coll csv: mpi_layouts_coll,layout,mem,packed_bytes,iterations,ranks, then for each of\n"
+           "       bcast, allgather, alltoall, ibcast, iallgather, ialltoall, neighbor_allgather\n"
+           "       <name>_dt_us,<name>_contig_us, then verified (-c: the _dt_us columns 0)\n";
 }
 
 // A -D list: a spec's own commas (fft2_scatter:N=512,P=4) stay with it, since the longest run of
@@ -398,33 +403,72 @@ bool verify_bcast(const L::Layout &lay, MPI_Datatype t, Buffer &buf, int rank,
     return all;
 }
 
-// -x coll for one layout: MPI_Bcast and MPI_Allgather of the derived type and of its packed
-// bytes; the allgather receives each rank's elements one extent after another.
+// -x coll: the collectives timed, in the CSV's order.
+enum Collective { kBcast, kAllgather, kAlltoall, kIbcast, kIallgather, kIalltoall, kNeighborAllgather, kCollectives };
+constexpr const char *kCollectiveNames[kCollectives] = {"bcast", "allgather", "alltoall", "ibcast",
+                                                        "iallgather", "ialltoall", "neighbor_allgather"};
+
+// One collective of `count` elements of `type` per peer: from `send` into `recv`, whose blocks
+// for consecutive peers are count extents apart (MPI-4.1 §6.5, §6.8, §8.6); MPI_Bcast in place
+// at `send`. The nonblocking forms are started and waited for at once (their cost, not overlap).
+void run_collective(Collective c, void *send, void *recv, int count, MPI_Datatype type, MPI_Comm ring) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    switch (c) {
+    case kBcast: MPI_Bcast(send, count, type, 0, MPI_COMM_WORLD); return;
+    case kAllgather: MPI_Allgather(send, count, type, recv, count, type, MPI_COMM_WORLD); return;
+    case kAlltoall: MPI_Alltoall(send, count, type, recv, count, type, MPI_COMM_WORLD); return;
+    case kIbcast: MPI_Ibcast(send, count, type, 0, MPI_COMM_WORLD, &r); break;
+    case kIallgather: MPI_Iallgather(send, count, type, recv, count, type, MPI_COMM_WORLD, &r); break;
+    case kIalltoall: MPI_Ialltoall(send, count, type, recv, count, type, MPI_COMM_WORLD, &r); break;
+    case kNeighborAllgather: MPI_Neighbor_allgather(send, count, type, recv, count, type, ring); return;
+    case kCollectives: return;
+    }
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+// -x coll for one layout: each collective of the derived type, then of its packed bytes (us;
+// [c][0] derived, [c][1] contiguous). Per rank, the layout's blocks for its peers lie one
+// extent of `count` elements after another, in a buffer from the layout's origin offset; the
+// contiguous blocks one packed size apart.
 struct CollTimes {
-    double bcast_dt = 0, bcast_ctg = 0, allgather_dt = 0, allgather_ctg = 0;
+    double us[kCollectives][2] = {};
 };
 CollTimes time_collectives(Bench &bench, const Options &o, const L::Layout &lay, MPI_Datatype t,
-                           Buffer &buf, Buffer &contig, int size) {
+                           Buffer &buf, Buffer &contig, int size, MPI_Comm ring) {
     MPI_Aint lb = 0, extent = 0;
     MPI_Type_get_extent(t, &lb, &extent);
     const size_t packed = contig.size();
-    Buffer gathered, gathered_ctg(o.mem, size_t(size) * packed);
-    if (!o.contig) gathered = Buffer(o.mem, lay.buffer_bytes + size_t(size - 1) * size_t(lay.count) * size_t(extent));
-    void *dt = buf.as<std::byte>() + lay.origin_bytes;
-    void *gdt = o.contig ? nullptr : gathered.as<std::byte>() + lay.origin_bytes;
+    // size blocks each way (a ring's two neighbours are at most that).
+    Buffer send_ctg(o.mem, size_t(size) * packed), recv_ctg(o.mem, size_t(size) * packed);
+    Buffer send_dt, recv_dt;
+    if (!o.contig) {
+        const size_t bytes = lay.buffer_bytes + size_t(size - 1) * size_t(lay.count) * size_t(extent);
+        send_dt = Buffer(o.mem, bytes), recv_dt = Buffer(o.mem, bytes);
+    }
+    send_ctg.set_bytes(0), recv_ctg.set_bytes(0);
+    if (!o.contig) send_dt.set_bytes(0), recv_dt.set_bytes(0);
+    // What the watchdog names, kept for the run: it holds the text while armed.
+    static const std::vector<std::string> whats = [] {
+        std::vector<std::string> w;
+        for (const char *name : kCollectiveNames)
+            for (const char *of : {"the derived type", "the contiguous buffer"})
+                w.push_back(std::string(name) + " of " + of + ", iteration");
+        return w;
+    }();
     const int n = int(lay.count), np = int(packed);
     CollTimes r;
-    if (!o.contig)
-        r.bcast_dt = bench.collective("MPI_Bcast of the derived type, iteration",
-                                      [&] { MPI_Bcast(dt, n, t, 0, MPI_COMM_WORLD); });
-    r.bcast_ctg = bench.collective("MPI_Bcast of the contiguous buffer, iteration",
-                                   [&] { MPI_Bcast(contig.get(), np, MPI_BYTE, 0, MPI_COMM_WORLD); });
-    if (!o.contig)
-        r.allgather_dt = bench.collective("MPI_Allgather of the derived type, iteration",
-                                          [&] { MPI_Allgather(dt, n, t, gdt, n, t, MPI_COMM_WORLD); });
-    r.allgather_ctg = bench.collective("MPI_Allgather of the contiguous buffer, iteration", [&] {
-        MPI_Allgather(contig.get(), np, MPI_BYTE, gathered_ctg.get(), np, MPI_BYTE, MPI_COMM_WORLD);
-    });
+    for (int c = 0; c < kCollectives; ++c) {
+        const auto coll = Collective(c);
+        const bool rooted = coll == kBcast || coll == kIbcast;
+        if (!o.contig) {
+            void *from = (rooted ? buf : send_dt).as<std::byte>() + lay.origin_bytes;
+            void *to = recv_dt.as<std::byte>() + lay.origin_bytes;
+            r.us[c][0] = 1e6 * bench.collective(whats[2 * c].c_str(), [&] { run_collective(coll, from, to, n, t, ring); });
+        }
+        void *from = rooted ? contig.get() : send_ctg.get();
+        r.us[c][1] = 1e6 * bench.collective(whats[2 * c + 1].c_str(),
+                                            [&] { run_collective(coll, from, recv_ctg.get(), np, MPI_BYTE, ring); });
+    }
     return r;
 }
 
@@ -451,13 +495,19 @@ int main(int argc, char **argv) {
     if (world.size < 2) die("needs 2 ranks (ranks above 1 wait)");
     Watchdog wd(o.budget);
     Bench bench(o, rank, wd);
-    if (rank == 0 && o.csv && o.coll)
-        std::printf("client,layout,mem,packed_bytes,iterations,ranks,bcast_dt_us,bcast_contig_us,"
-                    "allgather_dt_us,allgather_contig_us,verified\n");
-    else if (rank == 0 && o.coll)
-        std::printf("%-40s %10s %10s %10s %7s %10s %10s %7s %s\n", "layout", "packed_B", "bcast_dt",
-                    "bcast_ctg", "dt/ctg", "allg_dt", "allg_ctg", "dt/ctg", "verified");
-    else if (rank == 0 && o.csv)
+    MPI_Comm ring = MPI_COMM_NULL;  // -x coll's neighbourhood: rank - 1 and rank + 1, periodic
+    if (o.coll) {
+        const int dims[1] = {world.size}, periodic[1] = {1};
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periodic, 0, &ring);
+    }
+    if (rank == 0 && o.csv && o.coll) {
+        std::printf("client,layout,mem,packed_bytes,iterations,ranks");
+        for (const char *name : kCollectiveNames) std::printf(",%s_dt_us,%s_contig_us", name, name);
+        std::printf(",verified\n");
+    } else if (rank == 0 && o.coll) {
+        std::printf("%-40s %10s %-18s %10s %10s %7s %s\n", "layout", "packed_B", "collective", "dt_us", "ctg_us",
+                    "dt/ctg", "verified");
+    } else if (rank == 0 && o.csv)
         std::printf("client,layout,mem,packed_bytes,iterations,window,pingpong_dt_us,pingpong_contig_us,"
                     "bw_dt_MBps,bw_contig_MBps,verified\n");
     else if (rank == 0)
@@ -506,18 +556,20 @@ int main(int argc, char **argv) {
         double pp_dt = 0, pp_ctg = 0, win_dt = 0, win_ctg = 0;
         if (o.coll) {
             if (!o.contig) ok = verify_bcast(lay, t, buf, rank, pattern, poison);
-            const CollTimes c = time_collectives(bench, o, lay, t, buf, contig, world.size);
+            const CollTimes c = time_collectives(bench, o, lay, t, buf, contig, world.size, ring);
             failed |= !ok;
-            if (rank == 0 && o.csv)
-                std::printf("mpi_layouts_coll,\"%s\",%s,%lld,%ld,%d,%.3f,%.3f,%.3f,%.3f,%s\n", lay.name.c_str(),
-                            mem_name(o.mem), static_cast<long long>(packed), iters, world.size,
-                            c.bcast_dt * 1e6, c.bcast_ctg * 1e6, c.allgather_dt * 1e6, c.allgather_ctg * 1e6,
-                            o.contig ? "n/a" : ok ? "yes" : "no");
-            else if (rank == 0)
-                std::printf("%-40s %10lld %10.2f %10.2f %7.2f %10.2f %10.2f %7.2f %s\n", lay.name.c_str(),
-                            static_cast<long long>(packed), c.bcast_dt * 1e6, c.bcast_ctg * 1e6,
-                            c.bcast_dt / c.bcast_ctg, c.allgather_dt * 1e6, c.allgather_ctg * 1e6,
-                            c.allgather_dt / c.allgather_ctg, o.contig ? "n/a" : ok ? "yes" : "NO");
+            const char *verified = o.contig ? "n/a" : ok ? "yes" : o.csv ? "no" : "NO";
+            if (rank == 0 && o.csv) {
+                std::printf("mpi_layouts_coll,\"%s\",%s,%lld,%ld,%d", lay.name.c_str(), mem_name(o.mem),
+                            static_cast<long long>(packed), iters, world.size);
+                for (const auto &pair : c.us) std::printf(",%.3f,%.3f", pair[0], pair[1]);
+                std::printf(",%s\n", verified);
+            } else if (rank == 0) {
+                for (int k = 0; k < kCollectives; ++k)
+                    std::printf("%-40s %10lld %-18s %10.2f %10.2f %7.2f %s\n", lay.name.c_str(),
+                                static_cast<long long>(packed), kCollectiveNames[k], c.us[k][0], c.us[k][1],
+                                c.us[k][0] / c.us[k][1], verified);
+            }
             std::fflush(stdout);
             MPI_Type_free(&t);
             continue;
@@ -557,6 +609,7 @@ int main(int argc, char **argv) {
         if (element != MPI_DATATYPE_NULL) MPI_Type_free(&element);
     }
     wd.disarm();  // the last layout may have been skipped while armed
+    if (ring != MPI_COMM_NULL) MPI_Comm_free(&ring);
     if (rank == 0 && !o.csv && o.coll)
         std::printf("(%s memory, %d ranks; us, median of the slowest rank; dt/ctg: derived over contiguous "
                     "of the packed size)\n", mem_name(o.mem), world.size);

@@ -2,7 +2,7 @@
 # ranks and on 4 (4 GPUs, else two ranks a GPU): pmpi_check on device buffers (and host on 2; its
 # one-sided cases through osc ucxdt); the Fortran halo and MPI_THREAD_MULTIPLE; halo3d (7- and
 # 27-point; Isend, persistent, and MPI_Put in fence and PSCW epochs), transpose (Alltoallw) and mpi_layouts (ping-pong,
-# UCXDT_PML_WINDOW (64) in flight, and -x coll: Bcast and Allgather) under pml ucxdt, each against
+# UCXDT_PML_WINDOW (64) in flight, and -x coll: its collectives) under pml ucxdt, each against
 # pml ucx sending the packed bytes (hand packing; mpi_layouts -c) in the same call, and the
 # interposer over pml ucx; halo3d under compute-sanitizer memcheck and racecheck, and pmpi_check
 # under memcheck (UCXDT_PML_SANITIZE=n: not); scripts/bench-pml: mpi_layouts, halo3d and transpose
