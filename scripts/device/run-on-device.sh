@@ -7,7 +7,7 @@
 #   share, transports, netns  GPU sharing; host-staged transports; two network namespaces
 #   mpi, pmpi, pml            the carried Open MPI 5: CUDA awareness, the interposer, pml ucxdt
 #   mpich, mpich-gpu, peers   MPICH 5 beside ucxdt; MPICH's GPU test lists; table l in one call
-#   scaling                   weak scaling of halo3d, one rank per GPU
+#   scaling                   one rank per GPU: halo3d's weak scaling, the collectives
 # Every step is bounded by `timeout`; `all` fits in UCXDT_DEADLINE_S (default 570 s, inside the
 # device's 10-minute command limit). Logs go to $OUT (or .carry/out); a summary table is last.
 # Exit status: 0 when every step that ran passed.

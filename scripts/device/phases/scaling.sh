@@ -1,18 +1,43 @@
-# run-on-device.sh scaling: weak scaling of halo3d (27-point, 128^3 per rank, device buffers) under
-# that Open MPI 5, one rank per GPU, 1, 2, 4... ranks up to the GPUs present: under the interposer
-# (Isend and persistent) and hand-packed
+# run-on-device.sh scaling: one rank per GPU, 1, 2, 4... ranks up to the GPUs present (issue 65):
+# the topology (nvidia-smi topo -m: which pairs share NVLink); weak scaling of halo3d, 7-point
+# (256^3 per rank) and 27-point (128^3), device buffers, under pml ucxdt (Isend and persistent)
+# against hand packing under pml ucx, and under the interposer where carried; from 2 ranks, the
+# collectives of derived types (mpi_layouts -x coll: Bcast, Allgather, Alltoall, their
+# nonblocking forms, Neighbor_allgather) under pml ucxdt against pml ucx sending the packed bytes
+# (-c), and transpose's Alltoallw against its hand packing. Ranks bind to cores; each client
+# picks the GPU of its local rank (clients/common/client.hpp).
 # Sourced by run-on-device.sh, whose settings and run_step it uses; `return` ends the phase.
-P=$C/lib/pmpi/libucxdt_pmpi.so
-if [ ! -x "$O/bin/mpirun" ] || [ ! -e "$P" ] || [ ! -x "$C/bin/halo3d" ]; then
-  summary+=("scaling|MISSING|0|Open MPI 5, libucxdt_pmpi or halo3d not carried"); failed=1; return
+if [ ! -x "$O/bin/mpirun" ] || [ ! -e "$O/pml/mca_pml_ucxdt.so" ] || [ ! -x "$C/bin/halo3d" ]; then
+  summary+=("scaling|MISSING|0|Open MPI 5, pml ucxdt or halo3d not carried"); failed=1; return
 fi
-halo=("$C/bin/halo3d" -g 128,128,128 -s 27 -m device -f csv -n 50 -W 5)
+P=$C/lib/pmpi/libucxdt_pmpi.so
+ucxdt_pml=(--mca pml ucxdt --mca mca_base_component_path "$O/pml:$O/lib/openmpi")
+budget_scaling=${UCXDT_SCALING_S:-120}
+run_step "topology[$ngpu GPUs]" 30 "$OUT/scaling.log" nvidia-smi topo -m
+layouts=nas_mg_y,milc_su3_zdown,wrf_y_sa,fft2_scatter
 for ((np = 1; np <= ngpu; np *= 2)); do
   mpirun=("$O/bin/mpirun" -np "$np" -x LD_LIBRARY_PATH -x UCX_MODULE_DIR)
-  run_step "halo3d[weak np$np,pmpi]" "$budget_pmpi" "$OUT/scaling.log" "${ompi_env[@]}" \
-    "${mpirun[@]}" env LD_PRELOAD="$P" "${halo[@]}" -x datatype
-  run_step "halo3d[weak np$np,pmpi -P]" "$budget_pmpi" "$OUT/scaling.log" "${ompi_env[@]}" \
-    "${mpirun[@]}" env LD_PRELOAD="$P" "${halo[@]}" -x datatype -P
-  run_step "halo3d[weak np$np,handpack]" "$budget_pmpi" "$OUT/scaling.log" "${ompi_env[@]}" \
-    "${mpirun[@]}" "${halo[@]}" -x handpack
+  for s in 7 27; do
+    g=256,256,256; [ $s = 7 ] || g=128,128,128
+    halo=("$C/bin/halo3d" -g "$g" -s "$s" -m device -f csv -n 50 -W 5)
+    run_step "halo3d[weak s$s np$np,pml ucxdt]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
+      "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x datatype
+    run_step "halo3d[weak s$s np$np,pml ucxdt -P]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
+      "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x datatype -P
+    run_step "halo3d[weak s$s np$np,handpack ucx]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
+      "${mpirun[@]}" "${halo[@]}" -x handpack
+    [ -e "$P" ] && run_step "halo3d[weak s$s np$np,pmpi]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
+      "${mpirun[@]}" env LD_PRELOAD="$P" "${halo[@]}" -x datatype
+  done
+  [ "$np" -ge 2 ] || continue
+  ml=("$C/bin/mpi_layouts" -f csv -n 30 -W 5 -m device -D "$layouts" -x coll)
+  run_step "mpi_layouts coll[np$np,pml ucxdt]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
+    "${mpirun[@]}" "${ucxdt_pml[@]}" "${ml[@]}"
+  run_step "mpi_layouts coll[np$np,ucx contig]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
+    "${mpirun[@]}" "${ml[@]}" -c
+  tr=("$C/bin/transpose" -N 4096 -m device -f csv -n 20 -W 3)
+  run_step "transpose[np$np,pml ucxdt]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
+    "${mpirun[@]}" "${ucxdt_pml[@]}" "${tr[@]}" -x alltoallw
+  run_step "transpose[np$np,handpack ucx]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
+    "${mpirun[@]}" "${tr[@]}" -x handpack
 done
