@@ -55,6 +55,7 @@ void mca_osc_ucxdt_memtype_fini(void) {
 ucxdt_memory_type_t mca_osc_ucxdt_memory_type(const mca_osc_ucxdt_module_t *m, const void *p, size_t bytes,
                                               int *device) {
     const uintptr_t lo = (uintptr_t)p, hi = lo + bytes, base = (uintptr_t)(m ? m->base : NULL);
+    if (device) *device = -1;  /* as ucxdt_memory_type leaves it for host memory */
     /* Within the window's own memory, registered for UCP only where it is host memory. */
     if (m && m->ucp_memh && lo >= base && bytes <= m->length && lo - base <= m->length - bytes)
         return UCXDT_MEMORY_HOST;
