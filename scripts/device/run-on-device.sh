@@ -58,6 +58,8 @@ ompi_env=(env LD_LIBRARY_PATH="$O/lib:$libs" UCX_MODULE_DIR="$C/lib/ucx" PATH="$
           OPAL_PREFIX="$O" PRTE_PREFIX="$O" PMIX_PREFIX="$O"
           OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
           OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any)
+# pml ucxdt instead, found in its own directory beside Open MPI's.
+ucxdt_pml=(--mca pml ucxdt --mca mca_base_component_path "$O/pml:$O/lib/openmpi")
 # The GPU tests, one binary per concept (test/cuda/test_gpu_*.cpp).
 gpu_tests=(test_gpu_engine test_gpu_method test_gpu_memory test_gpu_async test_gpu_reduce)
 gpu_missing=()
@@ -94,6 +96,38 @@ run_step() {
            "$step" | grep -avE "^\[  SKIPPED \] [A-Za-z]" | tail -n 3 | tr '\n' ' ')
   rm -f "$step"
   summary+=("$name|$result|$took|$detail")
+}
+
+# halo3d_steps TAG LOG BUDGET MODE...: halo3d on device buffers, 7-point (256^3 a rank) and
+# 27-point (128^3), launched by the caller's "${mpirun[@]}", one step per stencil and MODE:
+# datatype (pml ucxdt, Isend), persistent (pml ucxdt, -P), handpack (under pml ucx),
+# handpack-ucxdt, put (MPI_Put into the halos in fence and in PSCW epochs, osc ucxdt), pmpi (the
+# interposer over pml ucx, where carried).
+halo3d_steps() {
+  local tag=$1 logf=$2 budget=$3 s g mode sync pmpi=$C/lib/pmpi/libucxdt_pmpi.so; shift 3
+  for s in 7 27; do
+    g=256,256,256; [ $s = 7 ] || g=128,128,128
+    local halo=("$C/bin/halo3d" -g "$g" -s "$s" -m device -f csv -n 50 -W 5)
+    for mode in "$@"; do
+      case $mode in
+        datatype) run_step "halo3d[s$s,$tag,pml ucxdt]" "$budget" "$logf" "${ompi_env[@]}" \
+                    "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x datatype ;;
+        persistent) run_step "halo3d[s$s,$tag,pml ucxdt -P]" "$budget" "$logf" "${ompi_env[@]}" \
+                      "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x datatype -P ;;
+        handpack) run_step "halo3d[s$s,$tag,handpack ucx]" "$budget" "$logf" "${ompi_env[@]}" \
+                    "${mpirun[@]}" "${halo[@]}" -x handpack ;;
+        handpack-ucxdt) run_step "halo3d[s$s,$tag,handpack ucxdt]" "$budget" "$logf" "${ompi_env[@]}" \
+                          "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x handpack ;;
+        put) for sync in fence pscw; do
+               run_step "halo3d[s$s,$tag,put $sync]" "$budget" "$logf" "${ompi_env[@]}" \
+                 "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x put -S "$sync"
+             done ;;
+        pmpi) [ ! -e "$pmpi" ] || run_step "halo3d[s$s,$tag,pmpi]" "$budget" "$logf" "${ompi_env[@]}" \
+                "${mpirun[@]}" env LD_PRELOAD="$pmpi" "${halo[@]}" -x datatype ;;
+        *) echo "halo3d_steps: no mode $mode" >&2; return 2 ;;
+      esac
+    done
+  done
 }
 
 {

@@ -12,7 +12,6 @@ if [ ! -x "$M/bin/mpiexec" ] || [ ! -e "$P5" ] || [ ! -x "$O/bin/mpirun" ] || [ 
   summary+=("peers|MISSING|0|MPICH 5, Open MPI 5, pml ucxdt or an interposer not carried"); failed=1; return
 fi
 mpich_env=(env LD_LIBRARY_PATH="$M/lib:$libs" UCX_MODULE_DIR="$C/lib/ucx" PATH="$M/bin:$PATH")
-ucxdt_pml=(--mca pml ucxdt --mca mca_base_component_path "$O/pml:$O/lib/openmpi")
 layouts=${UCXDT_PMPI_LAYOUTS:-nas_mg_y,milc_su3_zdown,wrf_y_sa,fft2_scatter}
 for np in ${UCXDT_PEERS_NP:-2 4}; do
   mpiexec=("$M/bin/mpiexec" -n "$np")

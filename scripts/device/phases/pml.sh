@@ -13,8 +13,6 @@ if [ ! -x "$O/bin/mpirun" ] || [ ! -e "$O/pml/mca_pml_ucxdt.so" ] || [ ! -x "$C/
 fi
 P=$C/lib/pmpi/libucxdt_pmpi.so
 win=${UCXDT_PML_WINDOW:-64}
-# ompi_env selects pml ucx; pml ucxdt is found in its own directory beside Open MPI's.
-ucxdt_pml=(--mca pml ucxdt --mca mca_base_component_path "$O/pml:$O/lib/openmpi")
 vectors="vector:count=256,blocklength=2,stride=4,vector:count=4096,blocklength=2,stride=4"
 vectors+=",vector:count=65536,blocklength=2,stride=4,vector:count=262144,blocklength=2,stride=4"
 layouts="$vectors,nas_mg_y,milc_su3_zdown,wrf_y_sa,fft2_scatter"
@@ -49,25 +47,8 @@ for np in 2 4; do
         --mca pml "$ref" --mca mca_base_component_path "$O/pml:$O/lib/openmpi" "$C/bin/pml_$prog" "${args[@]}"
     done
   done
-  for s in 7 27; do
-    g=256,256,256; [ $s = 7 ] || g=128,128,128
-    halo=("$C/bin/halo3d" -g "$g" -s "$s" -m device -f csv -n 50 -W 5)
-    run_step "halo3d[s$s,$tag,pml ucxdt]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
-      "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x datatype
-    run_step "halo3d[s$s,$tag,pml ucxdt -P]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
-      "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x datatype -P
-    run_step "halo3d[s$s,$tag,handpack ucx]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
-      "${mpirun[@]}" "${halo[@]}" -x handpack
-    run_step "halo3d[s$s,$tag,handpack ucxdt]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
-      "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x handpack
-    # One-sided (osc ucxdt): MPI_Put of the regions into the neighbours' halos.
-    for sync in fence pscw; do
-      run_step "halo3d[s$s,$tag,put $sync]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
-        "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x put -S "$sync"
-    done
-    [ -e "$P" ] && run_step "halo3d[s$s,$tag,pmpi]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
-      "${mpirun[@]}" env LD_PRELOAD="$P" "${halo[@]}" -x datatype
-  done
+  # One-sided (osc ucxdt) too: MPI_Put of the regions into the neighbours' halos.
+  halo3d_steps "$tag" "$OUT/pml.log" "$budget_pmpi" datatype persistent handpack handpack-ucxdt put pmpi
   tr=("$C/bin/transpose" -N 4096 -m device -f csv -n 20 -W 3)
   run_step "transpose[$tag,pml ucxdt]" "$budget_pmpi" "$OUT/pml.log" "${ompi_env[@]}" \
     "${mpirun[@]}" "${ucxdt_pml[@]}" "${tr[@]}" -x alltoallw

@@ -10,25 +10,12 @@
 if [ ! -x "$O/bin/mpirun" ] || [ ! -e "$O/pml/mca_pml_ucxdt.so" ] || [ ! -x "$C/bin/halo3d" ]; then
   summary+=("scaling|MISSING|0|Open MPI 5, pml ucxdt or halo3d not carried"); failed=1; return
 fi
-P=$C/lib/pmpi/libucxdt_pmpi.so
-ucxdt_pml=(--mca pml ucxdt --mca mca_base_component_path "$O/pml:$O/lib/openmpi")
 budget_scaling=${UCXDT_SCALING_S:-120}
 run_step "topology[$ngpu GPUs]" 30 "$OUT/scaling.log" nvidia-smi topo -m
 layouts=nas_mg_y,milc_su3_zdown,wrf_y_sa,fft2_scatter
 for ((np = 1; np <= ngpu; np *= 2)); do
   mpirun=("$O/bin/mpirun" -np "$np" -x LD_LIBRARY_PATH -x UCX_MODULE_DIR)
-  for s in 7 27; do
-    g=256,256,256; [ $s = 7 ] || g=128,128,128
-    halo=("$C/bin/halo3d" -g "$g" -s "$s" -m device -f csv -n 50 -W 5)
-    run_step "halo3d[weak s$s np$np,pml ucxdt]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
-      "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x datatype
-    run_step "halo3d[weak s$s np$np,pml ucxdt -P]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
-      "${mpirun[@]}" "${ucxdt_pml[@]}" "${halo[@]}" -x datatype -P
-    run_step "halo3d[weak s$s np$np,handpack ucx]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
-      "${mpirun[@]}" "${halo[@]}" -x handpack
-    [ -e "$P" ] && run_step "halo3d[weak s$s np$np,pmpi]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
-      "${mpirun[@]}" env LD_PRELOAD="$P" "${halo[@]}" -x datatype
-  done
+  halo3d_steps "weak np$np" "$OUT/scaling.log" "$budget_scaling" datatype persistent handpack pmpi
   [ "$np" -ge 2 ] || continue
   ml=("$C/bin/mpi_layouts" -f csv -n 30 -W 5 -m device -D "$layouts" -x coll)
   run_step "mpi_layouts coll[np$np,pml ucxdt]" "$budget_scaling" "$OUT/scaling.log" "${ompi_env[@]}" \
