@@ -409,7 +409,7 @@ constexpr const char *kCollectiveNames[kCollectives] = {"bcast", "allgather", "a
                                                         "iallgather", "ialltoall", "neighbor_allgather"};
 
 // One collective of `count` elements of `type` per peer: from `send` into `recv`, whose blocks
-// for consecutive peers are count extents apart (MPI-4.1 §6.5, §6.8, §8.6); MPI_Bcast in place
+// for consecutive peers are count extents apart (MPI-4.1 §6.4, §6.7, §6.8, §8.6); MPI_Bcast in place
 // at `send`. The nonblocking forms are started and waited for at once (their cost, not overlap).
 void run_collective(Collective c, void *send, void *recv, int count, MPI_Datatype type, MPI_Comm ring) {
     MPI_Request r = MPI_REQUEST_NULL;
@@ -444,9 +444,9 @@ CollTimes time_collectives(Bench &bench, const Options &o, const L::Layout &lay,
     if (!o.contig) {
         const size_t bytes = lay.buffer_bytes + size_t(size - 1) * size_t(lay.count) * size_t(extent);
         send_dt = Buffer(o.mem, bytes), recv_dt = Buffer(o.mem, bytes);
+        send_dt.set_bytes(0), recv_dt.set_bytes(0);
     }
     send_ctg.set_bytes(0), recv_ctg.set_bytes(0);
-    if (!o.contig) send_dt.set_bytes(0), recv_dt.set_bytes(0);
     // What the watchdog names, kept for the run: it holds the text while armed.
     static const std::vector<std::string> whats = [] {
         std::vector<std::string> w;
