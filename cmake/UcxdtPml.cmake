@@ -15,7 +15,9 @@ endif()
 enable_language(C)
 add_library(ucxdt_ompi5 INTERFACE IMPORTED)
 # The bundled PMIx's headers live under include/openmpi too (opal/mca/pmix/pmix-internal.h).
-target_include_directories(ucxdt_ompi5 INTERFACE "${_p}/include" "${_p}/include/openmpi")
+# src/ompi_missing: a header those headers include and the installation lacks (its README says which).
+target_include_directories(ucxdt_ompi5 INTERFACE "${_p}/include" "${_p}/include/openmpi"
+                                                 "${PROJECT_SOURCE_DIR}/src/ompi_missing")
 target_link_libraries(ucxdt_ompi5 INTERFACE "${_p}/lib/libmpi.so" "${_p}/lib/libopen-pal.so")
 ucxdt_add_mpi_bridge(ucxdt_mpi_ompi5 ucxdt_ompi5)
 set_target_properties(ucxdt_mpi_ompi5 PROPERTIES BUILD_RPATH "${PROJECT_BINARY_DIR};${_p}/lib")
@@ -75,8 +77,6 @@ target_link_libraries(coll_ucxdt PRIVATE ucxdt_ompi5)
 # osc ucxdt (src/osc_ucxdt): one-sided communication on ucxdt's one-sided layer.
 ucxdt_ompi5_component(osc)
 target_link_libraries(osc_ucxdt PRIVATE common_ucxdt ucxdt ucxdt_mpi_ompi5 ucxdt_ompi5 PkgConfig::UCX CUDA::cudart)
-# A header that Open MPI's ompi/op/op.h includes and its installation lacks (the folder says which).
-target_include_directories(osc_ucxdt PRIVATE "${PROJECT_SOURCE_DIR}/src/osc_ucxdt/ompi_missing")
 message(STATUS "ucxdt: pml ucxdt against Open MPI 5 at ${_p}")
 # Installed into <prefix>/lib/openmpi: Open MPI's component directory when ucxdt shares its prefix.
 install(TARGETS pml_ucxdt coll_ucxdt osc_ucxdt LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/openmpi")
