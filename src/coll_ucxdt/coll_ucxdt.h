@@ -42,12 +42,18 @@ OMPI_DECLSPEC extern mca_coll_ucxdt_component_t mca_coll_ucxdt_component;
 typedef struct {
     mca_coll_base_module_t super;
     mca_coll_base_comm_coll_t below;
+    /* The MPI_Allgather below is tuned's fixed rule, which runs Bruck's algorithm on 3 to 31
+     * ranks but powers of two: coll_ucxdt_bruck.c runs it without the local rotation. */
+    bool allgather_bruck;
 } mca_coll_ucxdt_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_ucxdt_module_t);
 
 /* coll_ucxdt_self_block.c: the replacements. */
 int mca_coll_ucxdt_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                          ompi_datatype_t *rdtype, ompi_communicator_t *comm, mca_coll_base_module_t *module);
+/* The blocks of the other ranks into rbuf (rcount elements of rdt each, rank i's at block i),
+ * the rank's own block already at block `rank` (coll_ucxdt_bruck.c). */
+int mca_coll_ucxdt_allgather_bruck(void *rbuf, int rcount, ompi_datatype_t *rdtype, ompi_communicator_t *comm);
 int mca_coll_ucxdt_allgatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                           const int *disps, ompi_datatype_t *rdtype, ompi_communicator_t *comm,
                           mca_coll_base_module_t *module);

@@ -2,6 +2,7 @@
  * pml ucxdt, which keeps the functions Open MPI had chosen below it. */
 #include "coll_ucxdt.h"
 
+#include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/mca/pml/base/base.h"
 #include "opal/mca/base/mca_base_var.h"
 
@@ -24,7 +25,10 @@ static int init_query(bool progress_threads, bool mpi_threads) {
     return OMPI_SUCCESS;
 }
 
-static void module_construct(mca_coll_ucxdt_module_t *m) { memset(&m->below, 0, sizeof m->below); }
+static void module_construct(mca_coll_ucxdt_module_t *m) {
+    memset(&m->below, 0, sizeof m->below);
+    m->allgather_bruck = false;
+}
 
 /* Releases what enable() retained: each function's module below. */
 static void module_destruct(mca_coll_ucxdt_module_t *m) {
@@ -55,9 +59,28 @@ OBJ_CLASS_INSTANCE(mca_coll_ucxdt_module_t, mca_coll_base_module_t, module_const
         }                                                                            \
     } while (0)
 
+/* Whether the MPI_Allgather below runs Bruck's algorithm: it is tuned's fixed rule (tuned's
+ * module, dynamic rules off), which in Open MPI 5.0.7 picks recursive doubling below 32 ranks,
+ * and recursive doubling falls back to Bruck on a number of ranks that is not a power of two.
+ * Every rank decides alike: the MCA settings and the communicator's size are the same on all. */
+static bool below_allgather_is_bruck(const mca_coll_ucxdt_module_t *m, ompi_communicator_t *comm) {
+    const int n = ompi_comm_size(comm);
+    if (n <= 2 || n >= 32 || (n & (n - 1)) == 0 || !m->below.coll_allgather_module) return false;
+    const char *name = NULL;
+    mca_coll_base_avail_coll_t *item;
+    OPAL_LIST_FOREACH(item, comm->c_coll->module_list, mca_coll_base_avail_coll_t) {
+        if (item->ac_module == m->below.coll_allgather_module) name = item->ac_component_name;
+    }
+    if (!name || strcmp(name, "tuned") != 0) return false;
+    const int var = mca_base_var_find("ompi", "coll", "tuned", "use_dynamic_rules");
+    const bool *dynamic = NULL;
+    return var >= 0 && mca_base_var_get_value(var, &dynamic, NULL, NULL) == OPAL_SUCCESS && dynamic && !*dynamic;
+}
+
 static int module_enable(mca_coll_base_module_t *module, ompi_communicator_t *comm) {
     mca_coll_ucxdt_module_t *m = (mca_coll_ucxdt_module_t *)module;
     KEEP_BELOW(m, comm, allgather);
+    m->allgather_bruck = below_allgather_is_bruck(m, comm);
     KEEP_BELOW(m, comm, allgatherv);
     KEEP_BELOW(m, comm, gatherv);
     KEEP_BELOW(m, comm, scatterv);
