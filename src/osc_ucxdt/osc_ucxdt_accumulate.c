@@ -97,20 +97,25 @@ static int gpu_stage(int device, size_t bytes, char **first, char **second, cuda
 }
 
 /* The bytes of count elements of (addr, dt) where they are e's own layout already: dt is e's
- * type, contiguous, and both are host memory (then the bytes are their own packed stream);
- * else NULL. m: the window, whose own memory is known host memory. */
+ * type, or a type of e's type alone (a dup, a contiguous run), as many bytes, contiguous, and
+ * both are host memory (then the bytes are their own packed stream); else NULL. m: the window,
+ * whose own memory is known host memory. A dup of MPI_DOUBLE took a pack of its bytes first: a
+ * 3.8 MiB accumulate at 0.72-0.76 of osc ucx's rate, which reduces any contiguous origin where
+ * it lies (run 52). */
 static char *same_host_bytes(const mca_osc_ucxdt_module_t *m, const elements_t *e, void *addr, int count,
                              ompi_datatype_t *dt) {
-    size_t esize = 0;
+    size_t esize = 0, dsize = 0;
     ptrdiff_t lb = 0, extent = 0;
     ompi_datatype_type_size(e->dt, &esize);
     ompi_datatype_get_extent(e->dt, &lb, &extent);
-    if (dt != e->dt || (size_t)count != e->count || (ptrdiff_t)esize != extent || count <= 0 ||
-        !ompi_datatype_is_contiguous_memory_layout(dt, count))
+    ompi_datatype_type_size(dt, &dsize);
+    if (count <= 0 || (ptrdiff_t)esize != extent || dsize * (size_t)count != esize * e->count ||
+        !ompi_datatype_is_contiguous_memory_layout(dt, count) ||
+        (dt != e->dt && ompi_datatype_get_single_predefined_type_from_args(dt) != e->dt))
         return NULL;
     ompi_datatype_get_true_extent(dt, &lb, &extent);
     char *bytes = (char *)addr + lb;
-    const size_t n = esize * (size_t)count;
+    const size_t n = dsize * (size_t)count;
     return mca_osc_ucxdt_host_memory(m, bytes, n) && mca_osc_ucxdt_host_memory(m, e->buf, n) ? bytes : NULL;
 }
 

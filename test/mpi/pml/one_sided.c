@@ -1,10 +1,11 @@
 /* MPI one-sided communication (MPI-4.1 §12) under the PML being tested, on host memory: the
- * window component that Open MPI picks (osc ucx under pml ucxdt, which must run there with no
- * setting given: issue 61) moves derived datatypes both ways, in the three synchronisation modes.
+ * window component that Open MPI picks with no setting given (osc ucxdt under pml ucxdt) moves
+ * derived datatypes both ways, in the three synchronisation modes.
  *  - MPI_Win_create + MPI_Win_fence: MPI_Put of a vector into the next rank's window, and MPI_Get
  *    of the previous rank's window through a vector type on the target side;
  *  - MPI_Win_allocate + MPI_Win_lock/unlock (passive target): MPI_Accumulate(MPI_SUM) of every
- *    rank into rank 0, and MPI_Fetch_and_op;
+ *    rank into rank 0, and MPI_Fetch_and_op; MPI_Get_accumulate through a dup and a contiguous
+ *    type of MPI_LONG;
  *  - MPI_Win_post/start/complete/wait (general active target) with a neighbour pair.
  * Every value is checked. Prints "one_sided: OK" on rank 0 when all passed; exits non-zero on
  * the first wrong value. Needs 2 or more ranks. */
@@ -86,6 +87,43 @@ static void passive(int me, int n) {
     MPI_Win_free(&win);
 }
 
+/* MPI_Get_accumulate with the origin a dup of MPI_LONG and the result N/4 contiguous runs of 4:
+ * types of the target's one predefined type alone, whose bytes a component may take as its
+ * elements where they lie (osc ucxdt does), counts other than the elements' included. */
+static void passive_contiguous_types(int me, int n) {
+    long *base;
+    MPI_Win win;
+    MPI_Win_allocate(N * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, win);
+    for (int i = 0; i < N; ++i) base[i] = 1000L * me + i;
+    MPI_Win_unlock(me, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Datatype dup, four;
+    MPI_Type_dup(MPI_LONG, &dup);
+    MPI_Type_commit(&dup);
+    MPI_Type_contiguous(4, MPI_LONG, &four);
+    MPI_Type_commit(&four);
+    const int next = (me + 1) % n, prev = (me + n - 1) % n;
+    long add[N], got[N];
+    for (int i = 0; i < N; ++i) add[i] = (long)(me + 1) * (i + 1), got[i] = -1;
+    MPI_Win_lock(MPI_LOCK_SHARED, next, 0, win);
+    MPI_Get_accumulate(add, N, dup, got, N / 4, four, next, 0, N, MPI_LONG, MPI_SUM, win);
+    MPI_Win_unlock(next, win);
+    for (int i = 0; i < N; ++i)
+        CHECK(got[i] == 1000L * next + i, "get_accumulate: rank %d result %d is %ld, not %ld", me, i, got[i],
+              1000L * next + i);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, win);
+    for (int i = 0; i < N; ++i) {
+        const long want = 1000L * me + i + (long)(prev + 1) * (i + 1);
+        CHECK(base[i] == want, "get_accumulate: rank %d element %d is %ld, not %ld", me, i, base[i], want);
+    }
+    MPI_Win_unlock(me, win);
+    MPI_Win_free(&win);
+    MPI_Type_free(&dup);
+    MPI_Type_free(&four);
+}
+
 static void pscw(int me, int n) {
     /* Even ranks put into the odd rank above them. */
     const int partner = me % 2 == 0 ? me + 1 : me - 1;
@@ -128,6 +166,7 @@ int main(int argc, char **argv) {
     start(&argc, &argv, 2, &me, &n);
     fence(me, n);
     passive(me, n);
+    passive_contiguous_types(me, n);
     pscw(me, n);
     return finish();
 }
