@@ -28,11 +28,17 @@ static range_t blocks(int first, int b, int n) {
     return r;
 }
 
-/* Cancels and completes the posted requests of a step that failed to post the rest. */
-static void abandon(ompi_request_t **reqs, int posted) {
+/* The posted requests of a step that failed to post the rest: the receives (the first
+ * `receives`) cancelled and completed, the sends left to complete on their own, as
+ * MPI_Request_free leaves them: waiting for a send whose peer may never receive could hang. */
+static void abandon(ompi_request_t **reqs, int posted, int receives) {
     for (int i = 0; i < posted; ++i) {
-        (void)ompi_request_cancel(reqs[i]);
-        (void)ompi_request_wait(&reqs[i], MPI_STATUS_IGNORE);
+        if (i < receives) {
+            (void)ompi_request_cancel(reqs[i]);
+            (void)ompi_request_wait(&reqs[i], MPI_STATUS_IGNORE);
+        } else {
+            (void)ompi_request_free(&reqs[i]);
+        }
     }
 }
 
@@ -51,6 +57,7 @@ int mca_coll_ucxdt_allgather_bruck(void *rbuf, int rcount, ompi_datatype_t *rdt,
                                     (me + d) % n, MCA_COLL_BASE_TAG_ALLGATHER, comm, &reqs[posted]));
             posted += rc == OMPI_SUCCESS;
         }
+        const int receives = posted;
         for (int i = 0; i < out.pieces && rc == OMPI_SUCCESS; ++i) {
             rc = MCA_PML_CALL(isend((char *)rbuf + out.start[i] * block, (size_t)out.count[i] * (size_t)rcount, rdt,
                                     (me - d + n) % n, MCA_COLL_BASE_TAG_ALLGATHER, MCA_PML_BASE_SEND_STANDARD, comm,
@@ -58,7 +65,7 @@ int mca_coll_ucxdt_allgather_bruck(void *rbuf, int rcount, ompi_datatype_t *rdt,
             posted += rc == OMPI_SUCCESS;
         }
         if (rc != OMPI_SUCCESS) {
-            abandon(reqs, posted);
+            abandon(reqs, posted, receives);
             return rc;
         }
         if ((rc = ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE)) != OMPI_SUCCESS) return rc;
